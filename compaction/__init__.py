@@ -1,0 +1,1 @@
+"""Messages, turns, tokens, budgets, trimming, eviction, the ladder, the store."""

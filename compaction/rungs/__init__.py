@@ -1,0 +1,1 @@
+"""The ladder's rungs: elision, image stripping, snapshots, summary."""

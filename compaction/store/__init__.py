@@ -1,0 +1,1 @@
+"""The transcript store and session tree (SQLite, PostgreSQL)."""

@@ -1,0 +1,1 @@
+"""Finding fonts, rasterising glyphs, the project's own pixel fonts (glyphfold.fonts)."""

@@ -1,0 +1,5 @@
+import sys
+
+from glyphfold.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Text -> glyph cells -> pixel pages -> PNG (installed as glyphfold.render)."""
