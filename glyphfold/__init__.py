@@ -30,6 +30,9 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "render_text": "glyphfold.render.api",
     "RenderResult": "glyphfold.render.api",
+    "Profile": "glyphfold.render.profiles",
+    "get_profile": "glyphfold.render.profiles",
+    "profile_names": "glyphfold.render.profiles",
 }
 
 __all__ = [
