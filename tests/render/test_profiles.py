@@ -261,3 +261,25 @@ def test_profile_object_accepted_by_module_cost():
     assert cost(custom, 1600, 1600) == 3000
     assert get_profile(custom) is custom
     assert cost("openai", 1600, 1600) == 2500
+
+
+def test_profiles_command_lists_every_profile(capsys):
+    """``glyphfold profiles`` prints every profile; ``--json`` round-trips the numbers."""
+    import argparse
+    import json
+
+    from glyphfold import cli
+    from glyphfold.commands import profiles as command
+
+    assert cli.COMMANDS["profiles"] == "glyphfold.commands.profiles"
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    assert command.run(parser.parse_args([])) == 0
+    out = capsys.readouterr().out
+    for name in CONTRACT_NAMES:
+        assert name in out
+    assert command.run(parser.parse_args(["--json"])) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["anthropic"]["page_tokens"] == 1523
+    assert rows["anthropic"]["max_page"] == [1568, 728]
+    assert rows["text-only"]["vision"] is False
