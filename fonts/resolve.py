@@ -11,7 +11,8 @@ Resolution order for the primary font (first hit wins):
 
 The fallback chain (:func:`fallback_chain`) adds system fonts after the primary,
 per code point: DejaVu Sans Mono (Greek, Cyrillic, symbols), then GNU Unifont
-(16-px pixel glyphs, exact bits) and Noto Sans CJK (CJK, Hangul, kana).
+(16-px pixel glyphs, exact bits) and Noto Sans CJK (CJK, Hangul, kana), then
+Unifont Upper (supplementary planes).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ ENV_VAR = "GLYPHFOLD_FONT"
 FALLBACK_PACKAGES: dict[str, str] = {
     "DejaVu Sans Mono": "fonts-dejavu-core",
     "Unifont": "fonts-unifont",
+    "Unifont Upper": "fonts-unifont",
     "Noto Sans CJK SC": "fonts-noto-cjk",
 }
 
@@ -47,6 +49,10 @@ WELL_KNOWN: dict[str, tuple[str, ...]] = {
         "/usr/share/fonts/truetype/unifont/unifont.ttf",
         "/usr/share/fonts/unifont/unifont.otf",
         "/usr/share/fonts/misc/unifont.pcf.gz",
+    ),
+    "Unifont Upper": (
+        "/usr/share/fonts/opentype/unifont/unifont_upper.otf",
+        "/usr/share/fonts/unifont/unifont_upper.otf",
     ),
     "Noto Sans CJK SC": (
         "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
@@ -167,6 +173,7 @@ def fallback_chain(primary: Path, *, cell_h: int) -> tuple[Path, ...]:
     """
     families = ["DejaVu Sans Mono"]
     families += ["Unifont", "Noto Sans CJK SC"] if cell_h >= 16 else ["Noto Sans CJK SC", "Unifont"]
+    families.append("Unifont Upper")  # supplementary planes: symbols, historic scripts
     chain = [primary]
     for fam in families:
         path = find_system_font(fam)
@@ -183,7 +190,7 @@ _HINT_RANGES: tuple[tuple[int, int, str], ...] = (
     (0xAC00, 0xD7AF, "fonts-noto-cjk"),  # Hangul syllables
     (0xF900, 0xFAFF, "fonts-noto-cjk"),
     (0xFF00, 0xFFEF, "fonts-noto-cjk"),  # fullwidth forms
-    (0x20000, 0x3FFFF, "fonts-noto-cjk-extra"),
+    (0x20000, 0x3FFFF, "fonts-hanazono"),  # CJK extension B and later
     (0x0590, 0x08FF, "fonts-noto-core"),  # Hebrew, Arabic, Syriac...
     (0x0900, 0x0DFF, "fonts-noto-core"),  # Indic scripts
     (0x0E00, 0x0EFF, "fonts-thai-tlwg"),
@@ -195,4 +202,4 @@ def install_hint(codepoint: int) -> str:
     for lo, hi, pkg in _HINT_RANGES:
         if lo <= codepoint <= hi:
             return pkg
-    return "fonts-unifont"
+    return "fonts-noto"

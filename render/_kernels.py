@@ -8,7 +8,6 @@ tests compare it with the naive references in ``tests/naive.py``.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 _JIT = {"cache": True, "nogil": True, "boundscheck": False}
@@ -41,9 +40,8 @@ BLANK = 0x20
 
 # layout state slots (int64 array of length N_STATE)
 S_POS = 0  # next source offset to consume
-S_LABEL = 1  # folded-emoji label cursor: (key << 32) | char index, -1 when none
-S_CONT = 2  # 1 when the next row continues a wrapped line (starts with the mark)
-N_STATE = 3
+S_CONT = 1  # 1 when the next row continues a wrapped line (starts with the mark)
+N_STATE = 2
 
 
 @njit(**_JIT)
@@ -61,17 +59,24 @@ def _ansi_len(cps, i, n):
         if j < n and 0x40 <= cps[j] <= 0x7E:
             j += 1
         return j - i
-    if nxt == 0x5D:  # OSC: ESC ] ... BEL | ESC backslash
+    if nxt == 0x5D:  # OSC: ESC ] text (BEL | ESC backslash); a control char ends it early
         j = i + 2
         while j < n:
-            if cps[j] == 0x07:
+            c = cps[j]
+            if c == 0x07:
                 return j + 1 - i
-            if cps[j] == 0x1B and j + 1 < n and cps[j + 1] == 0x5C:
-                return j + 2 - i
+            if c == 0x1B:
+                if j + 1 < n and cps[j + 1] == 0x5C:
+                    return j + 2 - i
+                return j - i
+            if c < 0x20 or c == 0x7F:
+                return j - i
             j += 1
         return n - i
     if 0x20 <= nxt <= 0x2F:  # ESC ( B: intermediate + final
-        return 3 if i + 2 < n else 2
+        if i + 2 < n and 0x30 <= cps[i + 2] <= 0x7E:
+            return 3
+        return 2
     if 0x30 <= nxt <= 0x7E:  # two-character escapes (ESC =, ESC 7, ESC M...)
         return 2
     return 1
@@ -109,7 +114,6 @@ def layout_page(
     cols = grid.shape[1]
     want_src = src.shape[0] > 0
     pos = state[S_POS]
-    label = state[S_LABEL]
     cont = state[S_CONT]
     wrap_cont = 0 if reflow else 1
     r = 0
@@ -118,12 +122,11 @@ def layout_page(
     while r < rows:
         if not row_open:
             start = pos
-            if label < 0:
-                # characters that never reach the page do not open a row (no blank
-                # trailing rows or pages); they belong to the row they precede or end
-                pos = skip_dropped(cps, cls, pos, n, counts)
-                if pos >= n:
-                    break
+            # characters that never reach the page do not open a row (no blank
+            # trailing rows or pages); they belong to the row they precede or end
+            pos = skip_dropped(cps, cls, pos, n, counts)
+            if pos >= n:
+                break
             row_start[r] = start
             row_open = True
             c = 0
@@ -133,22 +136,6 @@ def layout_page(
                     src[r, 0] = -1
                 c = 1
                 cont = 0
-        if label >= 0:
-            if c >= cols:
-                _pad(grid, src, want_src, r, c, cols)
-                r += 1
-                row_open = False
-                cont = wrap_cont
-                continue
-            lk = label >> 32
-            li = label & 0xFFFFFFFF
-            grid[r, c] = fold_chars[li]
-            if want_src:
-                src[r, c] = pos - 1  # the emoji itself; pos already moved past it
-            c += 1
-            li += 1
-            label = (lk << 32) | li if li < fold_off[lk + 1] else -1
-            continue
         if pos >= n:
             break
         cp = cps[pos]
@@ -219,11 +206,25 @@ def layout_page(
                     lo = mid + 1
                 else:
                     hi = mid - 1
-            pos += 1
-            if found >= 0:
-                label = (np.int64(found) << 32) | np.int64(fold_off[found])
-            else:
+            if found < 0:  # pragma: no cover - C_FOLD is only set for table keys
                 counts[R_EMOJI] += 1
+                pos += 1
+                continue
+            # a label is atomic, like a wide glyph: it wraps whole (MIN_COLS fits any)
+            a = fold_off[found]
+            b = fold_off[found + 1]
+            if c + (b - a) > cols:
+                _pad(grid, src, want_src, r, c, cols)
+                r += 1
+                row_open = False
+                cont = wrap_cont
+                continue
+            for j in range(a, b):
+                grid[r, c] = fold_chars[j]
+                if want_src:
+                    src[r, c] = pos
+                c += 1
+            pos += 1
         elif k == C_ESC:
             m = _ansi_len(cps, pos, n)
             counts[R_ANSI] += m
@@ -246,7 +247,6 @@ def layout_page(
         _pad(grid, src, want_src, r, c, cols)
         r += 1
     state[S_POS] = pos
-    state[S_LABEL] = label
     state[S_CONT] = cont
     return r
 

@@ -18,6 +18,7 @@ from glyphfold.render.layout import (
     DEFAULT_CONTINUATION,
     DEFAULT_NEWLINE,
     FOLD_CHARS,
+    MIN_COLS,
     Layout,
     LayoutConfig,
     to_codepoints,
@@ -154,10 +155,10 @@ def resolve_setup(
     chain = fallback_chain(primary, cell_h=cell_h)
     cont, nl = _pixel_marks()
     cols, rows = page_w // cell_w, page_h // cell_h
-    if rows < 1 or cols < 4:
+    if rows < 1 or cols < MIN_COLS:
         msg = (
             f"a {page_w}x{page_h} page holds {cols}x{rows} cells of {cell_w}x{cell_h} px; "
-            "it needs at least 4 columns and 1 row"
+            f"it needs at least {MIN_COLS} columns and 1 row"
         )
         raise LayoutError(msg)
     config = LayoutConfig(

@@ -102,3 +102,8 @@ def is_decorative(codepoint: int) -> bool:
     if codepoint in FOLD:
         return False
     return any(lo <= codepoint <= hi for lo, hi in DECORATIVE_RANGES)
+
+
+# Labels wrap whole; layout.MIN_COLS leaves room for the longest one plus the mark.
+MAX_LABEL_LEN = 10
+assert max(map(len, FOLD.values())) <= MAX_LABEL_LEN

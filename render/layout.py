@@ -21,6 +21,7 @@ Rules (what reaches the page, and what is *dropped by rule* and counted):
   ``WIDE_CONT``. Everything else printable takes one cell.
 * A line longer than the row wraps; the next row starts with the continuation
   mark (``CONTINUATION_CODEPOINT``, default U+21AA). Reflow mode wraps without it.
+  A wide glyph or a folded-emoji label never splits: it moves whole to the next row.
 
 Provenance: each row ``r`` of a page covers source offsets
 ``[row_start[r], row_start[r + 1])`` (the last row ends at the page's end), pages
@@ -42,7 +43,9 @@ from glyphfold.errors import LayoutError
 
 DEFAULT_CONTINUATION = 0x21AA  # ↪
 DEFAULT_NEWLINE = 0x21B5  # ↵
-MIN_COLS = 4
+# A row must hold the continuation mark plus the longest folded-emoji label,
+# because labels wrap whole (they never split across rows).
+MIN_COLS = 12
 
 RULES: tuple[str, ...] = ("ansi", "control", "format", "emoji", "combining")
 
@@ -173,7 +176,6 @@ class Layout:
         cfg = self.config
         n = int(self.cps.shape[0])
         state = np.zeros(K.N_STATE, dtype=np.int64)
-        state[K.S_LABEL] = -1
         start = 0
         while True:
             grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
@@ -202,7 +204,7 @@ class Layout:
             if used == 0:
                 return
             end = int(state[K.S_POS])
-            if state[K.S_LABEL] < 0 and end < n:
+            if end < n:
                 # trailing characters that are all dropped belong to this page
                 probe = K.skip_dropped(self.cps, self.cls, end, n, np.zeros_like(self._counts))
                 if probe >= n:
@@ -217,7 +219,7 @@ class Layout:
                 src=src if self.with_src else None,
             )
             start = end
-            if end >= n and state[K.S_LABEL] < 0:
+            if end >= n:
                 return
 
 
