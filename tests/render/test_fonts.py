@@ -107,7 +107,7 @@ def test_bad_font_names_are_errors(monkeypatch, tmp_path, origin):
         def call():
             return resolve.resolve_font(bad)
 
-    with pytest.raises(FontNotFoundError, match="nope.ttf"):
+    with pytest.raises(FontNotFoundError, match=r"nope\.ttf"):
         call()
 
 

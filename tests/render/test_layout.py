@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from glyphfold.render import _kernels as K
@@ -93,12 +95,12 @@ def test_pages_fill_and_spans_tile_the_source():
     pages, _ = layout_text(text, cols=12, rows=10)
     assert [p.n_rows for p in pages] == [10, 10, 5]
     assert pages[0].span[0] == 0 and pages[-1].span[1] == len(text)
-    for a, b in zip(pages, pages[1:], strict=False):
+    for a, b in itertools.pairwise(pages):
         assert a.span[1] == b.span[0]
     for p in pages:
         spans = p.row_spans()
         assert spans[0][0] == p.span[0] and spans[-1][1] == p.span[1]
-        assert all(x[1] == y[0] for x, y in zip(spans, spans[1:], strict=False))
+        assert all(x[1] == y[0] for x, y in itertools.pairwise(spans))
     assert text[slice(*pages[1].row_spans()[3])] == "line 13\n"
 
 
@@ -135,13 +137,14 @@ def _assert_matches_naive(text, cols, rows, tab_size, reflow):
         assert starts[1:] == w["row_start"][1:]
 
 
-_ALPHABET = st.sampled_from(
-    list("abcXYZ019 -_.")
-    + ["\t", "\n", "\r", "\r\n", "\x1b[31m", "\x1b]0;t\x07", "\x1b(", "\x1b", "\x00", "\x7f"]
-    + ["\u200b", "\u200d", "\u202e", "\ufe0f", "\u0301", "é", "Ж", "λ"]
-    + ["国", "語", "한", "ｱ", "Ａ", "\u3000"]
-    + ["✓", "❌", "⚠", "🎉", "👍", "🟢", "\U0001f3fd", "\ud800"]
-)
+_PIECES = [
+    *"abcXYZ019 -_.",
+    *("\t", "\n", "\r", "\r\n", "\x1b[31m", "\x1b]0;t\x07", "\x1b(", "\x1b", "\x00", "\x7f"),
+    *("\u200b", "\u200d", "\u202e", "\ufe0f", "\u0301", "é", "Ж", "λ"),
+    *("国", "語", "한", "ｱ", "Ａ", "\u3000"),
+    *("✓", "❌", "⚠", "🎉", "👍", "🟢", "\U0001f3fd", "\ud800"),
+]
+_ALPHABET = st.sampled_from(_PIECES)
 _TEXT = st.lists(_ALPHABET | st.text(max_size=3), max_size=120).map("".join)
 
 
@@ -165,7 +168,7 @@ def test_no_character_is_lost(text, cols, rows, reflow):
     pages, dropped = layout_text(text, cols=cols, rows=rows, reflow=reflow, with_src=True)
     if pages:
         assert pages[0].span[0] == 0 and pages[-1].span[1] == len(text)
-    for a, b in zip(pages, pages[1:], strict=False):
+    for a, b in itertools.pairwise(pages):
         assert a.span[1] == b.span[0]
     shown: list[int] = []
     for p in pages:
