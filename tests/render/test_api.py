@@ -6,12 +6,12 @@ import io
 
 import numpy as np
 import pytest
+from glyphfold.render.api import render_text
+from glyphfold.render.profiles import get_profile
 from PIL import Image
 
 import glyphfold
 from glyphfold.errors import EncodeError, InputError, LayoutError, UnknownProfileError
-from glyphfold.render.api import render_text
-from glyphfold.render.profiles import get_profile
 
 
 def _render(text, **kw):
