@@ -21,6 +21,7 @@ from glyphfold.errors import GlyphfoldError
 # name -> module under glyphfold.commands
 COMMANDS: dict[str, str] = {
     "render": "glyphfold.commands.render",
+    "bench": "glyphfold.commands.bench",
 }
 
 EXIT_OK = 0

@@ -252,7 +252,7 @@ def render_text(
     cfg = setup.config
     buf = np.empty((cfg.rows * setup.cell_h, cfg.cols * setup.cell_w), dtype=np.uint8)
     pages: list[Page] = []
-    for pl in lay.pages():
+    for pl in lay.pages(reuse=not keep_pixels):
         pixels = blit(pl, atlas, None if keep_pixels else buf)
         h, w = pixels.shape
         png = encode_png(pixels, bits=setup.bits, level=level, max_bytes=limit)
