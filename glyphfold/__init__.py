@@ -30,6 +30,7 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "render_text": "glyphfold.render.api",
     "RenderResult": "glyphfold.render.api",
+    "open_store": "glyphfold.compaction.store",
 }
 
 __all__ = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from glyphfold.compaction.store.base import Store
+from glyphfold.compaction.store.base import Backend, Store
 from glyphfold.compaction.store.records import (
     Branch,
     Checkpoint,
@@ -33,6 +33,7 @@ __all__ = [
     "StoredMessage",
     "default_store_path",
     "default_store_url",
+    "open_backend",
     "open_store",
 ]
 
@@ -48,6 +49,11 @@ def open_store(
     path, or None for ``$GLYPHFOLD_DB`` / the default SQLite file under
     ``$XDG_DATA_HOME/glyphfold/`` (``~/.local/share/glyphfold/``).
     """
+    return Store(open_backend(url), on_event=on_event)
+
+
+def open_backend(url: str | os.PathLike[str] | None = None) -> Backend:
+    """The raw backend (connection + transactions) behind a store URL, schema untouched."""
     parsed = parse_store_url(url)
     backends = {"sqlite": _sqlite, "postgresql": _postgres}
     try:
@@ -55,7 +61,7 @@ def open_store(
     except KeyError:
         msg = f"no backend for {parsed.backend!r}; expected one of {sorted(backends)}"
         raise StoreError(msg) from None
-    return Store(make(parsed), on_event=on_event)
+    return make(parsed)
 
 
 def _sqlite(parsed):  # type: ignore[no-untyped-def]
