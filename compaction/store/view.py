@@ -130,6 +130,7 @@ def build_tree(
     for node in nodes:
         node.on_current = node.last_id in current
         node.is_tip = node.last_id == tip
+    for node in nodes:
         node.children.sort(key=lambda c: (not c.on_current, c.first_id))
     for cp in checkpoints:
         if cp.message_id is None or cp.message_id not in owner:
