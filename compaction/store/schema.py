@@ -106,6 +106,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX compaction_messages_message ON compaction_messages (message_id)",
         ),
     ),
+    Migration(
+        3,
+        "covering index for path walks: metadata without reading payload pages",
+        (
+            # resume/tree read every message's metadata; with payloads inline in
+            # the table that scan touched ~1 page per message (measured 30 ms at
+            # 10k messages on SQLite); the covering index is read on its own
+            """CREATE INDEX messages_walk ON messages (conversation_id, id, parent_id, depth,
+                role, turn_start, ends_turn, tokens, tool_call_ids, tool_result_ids)""",
+            "DROP INDEX messages_conversation",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

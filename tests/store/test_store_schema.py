@@ -56,7 +56,7 @@ def test_older_schema_is_upgraded_in_place(store_url):
     """Opening a store written by an older version upgrades it; the data survives."""
     conv, ids = _make_v1_store(store_url)
     with open_store(store_url) as store:
-        assert store.schema_version() == schema.SCHEMA_VERSION == 2
+        assert store.schema_version() == schema.SCHEMA_VERSION == 3
         assert store.path(conv) == [
             {"role": "user", "content": "hello"},
             {"role": "assistant", "content": "hi there"},
@@ -78,7 +78,8 @@ def test_newer_schema_is_refused_untouched(store_url, tmp_path):
     backend.close()
     db = tmp_path / "store.db"
     before = _digest(db) if db.exists() else None
-    with pytest.raises(StoreError, match=r"schema version 99, newer than .* \(2\)"):
+    newer = rf"schema version 99, newer than .* \({schema.SCHEMA_VERSION}\)"
+    with pytest.raises(StoreError, match=newer):
         open_store(store_url)
     if before is not None:
         assert _digest(db) == before
