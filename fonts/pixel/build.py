@@ -20,9 +20,10 @@ Source format (one file per font, ``#`` starts a comment line)::
     mark acute above             # a diacritic: only its own rows
     ...#.
     ..#..
-    mark stroke_l overlay        # overlay marks: full-cell rows OR-ed onto the base
+    mark stroke_d overlay        # overlay marks: full-cell rows OR-ed onto the base
     ...
-    compose U+0141 U+004C stroke_l   # explicit composition: base + marks
+    compose U+0111 U+0064 stroke_d   # explicit composition: base + marks
+    alias U+00A0 U+0020          # same drawing under another codepoint
 
 Letters of Latin-1 and Latin Extended-A that Unicode decomposes into a base
 letter and one combining mark are composed automatically (``i``/``j`` lose
@@ -92,10 +93,13 @@ class FontSource:
     cap_height: int = 0
     x_height: int = 0
     glyph_w: int = 0
+    max_squash: int = 2
     box: tuple[int, int, int, int] = (0, 0, 2, 1)
     glyphs: dict[int, tuple[str, ...]] = field(default_factory=dict)
     marks: dict[str, Mark] = field(default_factory=dict)
     composes: dict[int, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
+    aliases: dict[int, int] = field(default_factory=dict)
+    overlaps: list[str] = field(default_factory=list)  # marks that had to overlap a base
 
     @property
     def descent(self) -> int:
@@ -118,7 +122,7 @@ def parse_source(text: str, *, path: str = "<source>") -> FontSource:
     font = FontSource()
     lines = text.splitlines()
     i = 0
-    header_ints = {"ascent", "cap_height", "x_height", "glyph_width"}
+    header_ints = {"ascent", "cap_height", "x_height", "glyph_width", "max_squash"}
 
     def read_rows(start: int, where: str, *, count: int | None) -> tuple[list[str], int]:
         rows: list[str] = []
@@ -191,6 +195,8 @@ def parse_source(text: str, *, path: str = "<source>") -> FontSource:
             cp = _parse_cp(parts[1], where)
             base = _parse_cp(parts[2], where)
             font.composes[cp] = (base, tuple(parts[3:]))
+        elif key == "alias":
+            font.aliases[_parse_cp(parts[1], where)] = _parse_cp(parts[2], where)
         else:
             msg = f"{where}: unknown directive {key!r}"
             raise SourceError(msg)
@@ -273,22 +279,25 @@ def compose(font: FontSource, base_rows: tuple[str, ...], mark_names: tuple[str,
             continue
         ink = _ink_rows(bm)
         top = ink[0] if ink else font.ascent - font.x_height
-        need = mh + 1 - top  # mark rows plus one clear row above the base
-        if need > 0:
-            squashed = _squash(bm, need, font.ascent)
-            if squashed is None:
-                # no duplicated rows to drop: give up the clear row, then overlap
-                squashed = _squash(bm, max(need - 1, 0), font.ascent) if need > 1 else None
-                gap = 0
-            else:
-                gap = 1
+        # wanted: the mark, one clear row, then the base. Short of room, drop up to
+        # max_squash duplicated rows from the base (a capital stays taller than the
+        # x-height), then give up the clear row, and only then overlap.
+        need = mh + 1 - top
+        squash = min(need, font.max_squash) if need > 0 else 0
+        while squash > 0:
+            squashed = _squash(bm, squash, font.ascent)
             if squashed is not None:
                 bm = squashed
-            ink = _ink_rows(bm)
-            top = ink[0] if ink else 0
-            start = max(top - gap - mh, 0)
-        else:
-            start = top - 1 - mh
+                break
+            squash -= 1
+        ink = _ink_rows(bm)
+        top = ink[0] if ink else 0
+        start = top - 1 - mh
+        if start < 0:
+            start = top - mh  # no clear row: the mark touches the base
+            if start < 0:
+                font.overlaps.append(name)
+                start = 0
         for dy, row in enumerate(mbm):
             y = start + dy
             bm[y] = [a | b for a, b in zip(bm[y], row[:width], strict=True)]
@@ -492,8 +501,18 @@ def build_glyphs(font: FontSource) -> tuple[dict[int, Bitmap], dict[int, str]]:
         base = DOTLESS.get(base, base) if above else base
         if base not in font.glyphs:
             continue  # composition needs a drawn base; coverage tests report the gap
+        before = len(font.overlaps)
         out[cp] = compose(font, font.glyphs[base], marks)
-        how[cp] = "composed"
+        how[cp] = "composed" if len(font.overlaps) == before else "composed, mark overlaps"
+    for cp, target in sorted(font.aliases.items()):
+        if cp in out:
+            msg = f"{font.name}: U+{cp:04X} is both drawn and an alias of U+{target:04X}"
+            raise SourceError(msg)
+        if target not in out:
+            msg = f"{font.name}: alias U+{cp:04X} points at U+{target:04X}, which has no glyph"
+            raise SourceError(msg)
+        out[cp] = [row[:] for row in out[target]]
+        how[cp] = f"alias of U+{target:04X}"
     return out, how
 
 
