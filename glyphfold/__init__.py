@@ -30,6 +30,14 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "render_text": "glyphfold.render.api",
     "RenderResult": "glyphfold.render.api",
+    # history core (compaction/: messages, turns, validate, events, ...)
+    "History": "glyphfold.compaction.messages",
+    "to_canonical": "glyphfold.compaction.messages",
+    "to_wire": "glyphfold.compaction.messages",
+    "segment_turns": "glyphfold.compaction.turns",
+    "sweep_orphans": "glyphfold.compaction.turns",
+    "validate_history": "glyphfold.compaction.validate",
+    "HistoryTrimmed": "glyphfold.compaction.events",
 }
 
 __all__ = [
