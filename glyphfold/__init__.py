@@ -38,6 +38,21 @@ _LAZY: dict[str, str] = {
     "sweep_orphans": "glyphfold.compaction.turns",
     "validate_history": "glyphfold.compaction.validate",
     "HistoryTrimmed": "glyphfold.compaction.events",
+    "EventBus": "glyphfold.compaction.events",
+    "subscribe": "glyphfold.compaction.events",
+    "estimate_history_tokens": "glyphfold.compaction.tokens",
+    "TokenCounter": "glyphfold.compaction.tokens",
+    "HeuristicCounter": "glyphfold.compaction.tokens",
+    "TiktokenCounter": "glyphfold.compaction.tokens",
+    "effective_context_budget": "glyphfold.compaction.budget",
+    "BudgetConfig": "glyphfold.compaction.budget",
+    "check_fits": "glyphfold.compaction.budget",
+    "trim_history": "glyphfold.compaction.trim",
+    "trim_to_recent_turns": "glyphfold.compaction.trim",
+    "trim_to_recent_turn_count": "glyphfold.compaction.trim",
+    "trim_conversation_to_recent_turns": "glyphfold.compaction.trim",
+    "recover_from_overflow": "glyphfold.compaction.trim",
+    "is_context_overflow_error": "glyphfold.compaction.overflow",
 }
 
 __all__ = [
