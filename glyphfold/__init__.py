@@ -53,6 +53,9 @@ _LAZY: dict[str, str] = {
     "trim_conversation_to_recent_turns": "glyphfold.compaction.trim",
     "recover_from_overflow": "glyphfold.compaction.trim",
     "is_context_overflow_error": "glyphfold.compaction.overflow",
+    "EvictingHistory": "glyphfold.compaction.evict",
+    "LoopGuard": "glyphfold.compaction.loop",
+    "bound_tool_result": "glyphfold.compaction.turns",
 }
 
 __all__ = [
