@@ -41,6 +41,8 @@ from glyphfold.render.emoji import FOLD, is_decorative
 
 from glyphfold.errors import LayoutError
 
+# Same code points as glyphfold.fonts.pixel.CONTINUATION_CODEPOINT / NEWLINE_CODEPOINT
+# (the renderer passes those; layout stays importable without the font package).
 DEFAULT_CONTINUATION = 0x21AA  # ↪
 DEFAULT_NEWLINE = 0x21B5  # ↵
 # A row must hold the continuation mark plus the longest folded-emoji label,
