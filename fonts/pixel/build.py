@@ -268,8 +268,8 @@ def compose(font: FontSource, base_rows: tuple[str, ...], mark_names: tuple[str,
         if mark.placement == "overlay":
             bm = [_or_rows(r1, r2) for r1, r2 in zip(bm, mbm, strict=True)]
             continue
-        m_ink = _ink_rows(mbm)
-        mbm = mbm[m_ink[0] : m_ink[-1] + 1] if m_ink else mbm
+        # marks keep their drawn height: a blank row inside a mark is part of its
+        # design (it keeps e.g. diaeresis and caron apart by more than one pixel)
         mh = len(mbm)
         if mark.placement == "below":
             for dy, row in enumerate(mbm):
