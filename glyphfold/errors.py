@@ -70,3 +70,7 @@ class NotFoundError(StoreError, LookupError):
 
 class ConflictError(StoreError):
     """Another writer moved the conversation tip first (compare-and-set failed)."""
+
+
+class TokenizerUnavailableError(GlyphfoldError, RuntimeError):
+    """An exact tokenizer that is not installed or not available offline."""
