@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "tree": "glyphfold.commands.tree",
     "sessions": "glyphfold.commands.sessions",
     "export": "glyphfold.commands.export",
+    "shapes": "glyphfold.commands.shapes",
 }
 
 EXIT_OK = 0

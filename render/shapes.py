@@ -117,7 +117,7 @@ SHAPES: dict[str, Shape] = {
         bits=1,
         reason=(
             "The general default: 7x13 glyphs (10-px caps, 7-px x-height, 3-px descenders) "
-            "in an 8x16 cell keep serifs on I/l/1, a dotted zero and distinct 5/S, 8/B "
+            "in an 8x16 cell keep serifs on I/l/1, a slashed zero and distinct 5/S, 8/B "
             "legible for mid-strength readers; a 1568x728 page holds 196x45 = 8,820 cells."
         ),
     ),
