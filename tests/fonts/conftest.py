@@ -23,7 +23,9 @@ class BuiltFont:
 
 def _load(name: str, bdf: Path) -> BuiltFont:
     src_path = bdf.with_name(f"{name}{build.SOURCE_SUFFIX}")
-    source = build.parse_source(src_path.read_text(encoding="utf-8"), path=src_path.name)
+    source = build.parse_source(
+        src_path.read_text(encoding="utf-8"), path=src_path.name, base_dir=src_path.parent
+    )
     glyphs, how = build.build_glyphs(source)
     arrays = {cp: np.array(bm, dtype=np.uint8) for cp, bm in glyphs.items()}
     return BuiltFont(name, bdf, source, arrays, how)

@@ -31,7 +31,7 @@ SPACES = [0x20, 0xA0, *range(0x2000, 0x200B), 0x202F, 0x205F]
 
 def test_bundled_fonts_are_files_next_to_their_sources() -> None:
     fonts = bundled_fonts()
-    assert set(fonts) == {"glyphfold-dense", "glyphfold-regular"}
+    assert set(fonts) == {"glyphfold-dense", "glyphfold-regular", "glyphfold-large"}
     for name, path in fonts.items():
         assert path.is_file() and path.suffix == ".bdf"
         assert path.with_name(f"{name}{build.SOURCE_SUFFIX}").is_file()
@@ -86,13 +86,14 @@ def test_spaces_are_blank_and_everything_else_has_ink(font: BuiltFont) -> None:
 
 
 def test_text_glyphs_leave_the_gap_column_clear(font: BuiltFont) -> None:
-    """Letters and digits keep off the last column so neighbours never touch."""
-    gap = font.source.glyph_w
+    """Letters and digits stay inside the glyph box so neighbours never touch."""
+    x0, x1 = font.source.glyph_x, font.source.glyph_x + font.source.glyph_w
     # ď: the caron is an apostrophe right of a stem that already fills the glyph box
     allowed = {0x10F}
     for cp, bm in font.glyphs.items():
         if unicodedata.category(chr(cp))[0] in "LN" and cp not in allowed:
-            assert bm[:, gap:].sum() == 0, f"U+{cp:04X} inks the gap column"
+            outside = bm[:, :x0].sum() + bm[:, x1:].sum()
+            assert outside == 0, f"U+{cp:04X} inks the gap between cells"
 
 
 def test_accented_letters_are_their_base_plus_a_mark(font: BuiltFont) -> None:
@@ -149,3 +150,18 @@ def test_horizontal_lines_join_across_cells(font: BuiltFont) -> None:
         rows_a = set(np.flatnonzero(left[:, -1]))
         rows_b = set(np.flatnonzero(right[:, 0]))
         assert rows_a == rows_b, f"{a}{b}"
+
+
+def test_large_is_regular_centred_in_the_wider_cell() -> None:
+    from .conftest import built
+
+    regular, large = built("glyphfold-regular"), built("glyphfold-large")
+    assert large.source.cell_w == 11 and large.source.glyph_x == 2
+    for ch in "Ag0@é↵":
+        reg = regular.glyphs[ord(ch)]
+        assert np.array_equal(large.glyphs[ord(ch)][:, 2:10], reg), ch
+        assert large.glyphs[ord(ch)][:, [0, 1, 10]].sum() == 0
+    # what joins across cells reaches both edges of the wider cell
+    for ch in "—_─═":
+        bm = large.glyphs[ord(ch)]
+        assert bm[:, 0].any() and bm[:, -1].any(), ch
