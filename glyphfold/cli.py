@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "sessions": "glyphfold.commands.sessions",
     "export": "glyphfold.commands.export",
     "bench": "glyphfold.commands.bench",
+    "shapes": "glyphfold.commands.shapes",
 }
 
 EXIT_OK = 0
