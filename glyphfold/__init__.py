@@ -30,6 +30,9 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "render_text": "glyphfold.render.api",
     "RenderResult": "glyphfold.render.api",
+    "Profile": "glyphfold.render.profiles",
+    "get_profile": "glyphfold.render.profiles",
+    "profile_names": "glyphfold.render.profiles",
     # history core (compaction/: messages, turns, validate, events, ...)
     "History": "glyphfold.compaction.messages",
     "to_canonical": "glyphfold.compaction.messages",
@@ -56,6 +59,7 @@ _LAZY: dict[str, str] = {
     "EvictingHistory": "glyphfold.compaction.evict",
     "LoopGuard": "glyphfold.compaction.loop",
     "bound_tool_result": "glyphfold.compaction.turns",
+    "open_store": "glyphfold.compaction.store",
 }
 
 __all__ = [
