@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from glyphfold.compaction.events import EventBus
 from glyphfold.compaction.evict import EvictingHistory
 from glyphfold.compaction.messages import to_canonical
@@ -131,4 +130,15 @@ def test_fifo_append_and_evict_10k(benchmark: Any, history: tuple[str, Any]) -> 
 
     run()
     assert benchmark(run) > 0
+    _info(benchmark, fmt, wire)
+
+
+@pytest.mark.benchmark(group="history")
+def test_yardstick_json_roundtrip_10k(benchmark: Any, history: tuple[str, Any]) -> None:
+    """Not glyphfold: json.loads(json.dumps(history)), to read the figures above as ratios."""
+    import json
+
+    fmt, wire = history
+    out = benchmark(lambda: json.loads(json.dumps(wire)))
+    assert out == wire
     _info(benchmark, fmt, wire)

@@ -180,17 +180,24 @@ def image_tokens(image: Image, *, profile: Any = DEFAULT_PROFILE) -> int:
 # --------------------------------------------------------------------------- messages
 
 
+# one encoder: json.dumps(..., separators=...) would build a new one per call
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
 def _unknown_text(b: Unknown) -> str:
     try:
-        return json.dumps(b.raw, ensure_ascii=False, separators=(",", ":"), default=str)
+        return _encode(b.raw)
     except (TypeError, ValueError):
         return str(b.raw)
 
 
 def _call_text(b: ToolCall) -> str:
     args = b.arguments
-    if not isinstance(args, str):
-        args = json.dumps(args, ensure_ascii=False, separators=(",", ":"), default=str)
+    if type(args) is not str:
+        try:
+            args = _encode(args)
+        except (TypeError, ValueError):
+            args = str(args)
     return b.name + args
 
 
