@@ -170,6 +170,13 @@ def _profile(profile: Any) -> Any:
 def image_tokens(image: Image, *, profile: Any = DEFAULT_PROFILE) -> int:
     """What the provider bills for one image (profile pricing; fixed cost when size unknown)."""
     prof = _profile(profile)
+    if not getattr(prof, "vision", True):
+        name = getattr(prof, "name", prof)
+        msg = (
+            f"the history holds an image but profile {name!r} has no vision: strip the images "
+            "first (the ladder's image rung does) or price them with a vision profile"
+        )
+        raise InputError(msg)
     if image.width and image.height:
         return int(prof.cost(image.width, image.height))
     # Unknown size (a URL): assume the largest page the provider takes without

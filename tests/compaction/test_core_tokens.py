@@ -108,6 +108,9 @@ def test_user_images_priced_with_the_profile():
         expected = 4 + prof.cost(1092, 1092) + prof.cost(prof.max_page_width, prof.max_page_height)
         assert estimate_history_tokens(wire, profile=name) == expected
     assert image_tokens(Image(None, url="https://x/y.png"), profile="anthropic") > 0
+    with pytest.raises(InputError, match="no vision"):
+        estimate_history_tokens(wire, profile="text-only")
+    assert estimate_history_tokens([{"role": "user", "content": "hi"}], profile="text-only") == 5
 
 
 def test_plugged_counter_replaces_the_heuristic():
