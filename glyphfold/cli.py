@@ -26,6 +26,8 @@ COMMANDS: dict[str, str] = {
     "tree": "glyphfold.commands.tree",
     "sessions": "glyphfold.commands.sessions",
     "export": "glyphfold.commands.export",
+    "validate": "glyphfold.commands.validate",
+    "trim": "glyphfold.commands.trim",
 }
 
 EXIT_OK = 0
