@@ -28,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "export": "glyphfold.commands.export",
     "bench": "glyphfold.commands.bench",
     "shapes": "glyphfold.commands.shapes",
+    "validate": "glyphfold.commands.validate",
+    "trim": "glyphfold.commands.trim",
 }
 
 EXIT_OK = 0
