@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
+from glyphfold.compaction.events import EventBus
 from glyphfold.compaction.store.base import Backend, Store
 from glyphfold.compaction.store.records import (
     Branch,
@@ -41,15 +41,16 @@ __all__ = [
 def open_store(
     url: str | os.PathLike[str] | None = None,
     *,
-    on_event: Callable[[object], None] | None = None,
+    bus: EventBus | None = None,
 ) -> Store:
     """Open (creating or upgrading if needed) the store at ``url``.
 
     ``url`` is ``sqlite:///path.db``, ``postgresql://user@host/db``, a bare file
     path, or None for ``$GLYPHFOLD_DB`` / the default SQLite file under
-    ``$XDG_DATA_HOME/glyphfold/`` (``~/.local/share/glyphfold/``).
+    ``$XDG_DATA_HOME/glyphfold/`` (``~/.local/share/glyphfold/``). Events
+    (:class:`CheckpointDropped`) go to ``bus`` or core's process-wide bus.
     """
-    return Store(open_backend(url), on_event=on_event)
+    return Store(open_backend(url), bus=bus)
 
 
 def open_backend(url: str | os.PathLike[str] | None = None) -> Backend:

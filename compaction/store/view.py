@@ -153,14 +153,13 @@ def build_tree(
     return roots
 
 
-def describe_turn(node: TurnNode) -> str:
+def describe_turn(node: TurnNode, fmt: str | None) -> str:
     """One line for a turn: ids, opening text, tool calls, markers."""
     first, last = node.first_id, node.last_id
     ids = f"#{first}" if first == last else f"#{first}-{last}"
     opener = next((m for m in node.messages if m.turn_start), node.messages[0])
-    calls = [
-        s.split("(", 1)[0] for m in node.messages for s in _canon.tool_call_summaries(m.payload)
-    ]
+    payloads = [m.payload for m in node.messages]
+    calls = [s.split("(", 1)[0] for s in _canon.tool_call_summaries(payloads, format=fmt)]
     parts = [f"{ids:<10} {opener.role}: {snippet(opener.payload)}"]
     if calls:
         counted: dict[str, int] = {}
@@ -174,7 +173,7 @@ def describe_turn(node: TurnNode) -> str:
     return "  ".join(parts)
 
 
-def outline(roots: Sequence[TurnNode]) -> list[Line]:
+def outline(roots: Sequence[TurnNode], fmt: str | None) -> list[Line]:
     """Flatten the tree: linear runs stay at one level, branch points indent."""
     lines: list[Line] = []
 
@@ -191,7 +190,7 @@ def outline(roots: Sequence[TurnNode]) -> list[Line]:
     def walk(nodes: Sequence[TurnNode], prefix: str) -> None:
         if len(nodes) == 1:
             node = nodes[0]
-            lines.append(Line(prefix, describe_turn(node), _style(node)))
+            lines.append(Line(prefix, describe_turn(node, fmt), _style(node)))
             walk(node.children, prefix)
             return
         for i, child in enumerate(nodes):
@@ -235,7 +234,7 @@ def tree_lines(store: Store, conversation: str) -> tuple[str, list[Line], list[s
     ]
     if not messages:
         footer.insert(0, "(empty: no turn committed yet)")
-    return header(conv, len(store.branches(conversation))), outline(roots), footer
+    return header(conv, len(store.branches(conversation))), outline(roots, conv.format), footer
 
 
 def when(timestamp: float) -> str:
