@@ -129,11 +129,13 @@ class SQLiteBackend(Backend):
             self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield _SQLiteTx(self._conn, self.where)
+            with _errors(self.where):
+                self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            # also after a failed COMMIT: never leave the connection inside a transaction
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
             raise
-        with _errors(self.where):
-            self._conn.execute("COMMIT")
 
     def close(self) -> None:
         self._conn.close()
