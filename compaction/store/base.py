@@ -100,9 +100,15 @@ class Backend(ABC):
     def write(self, *, schema_lock: bool = False) -> AbstractContextManager[Tx]:
         """One write transaction, committed on success and rolled back on error."""
 
-    @abstractmethod
-    def tables(self) -> set[str]:
+    #: a query listing the names of the tables in the store's schema
+    tables_sql: str
+
+    def tables(self, tx: Tx | None = None) -> set[str]:
         """Names of the tables that exist (checked before anything is written)."""
+        if tx is not None:
+            return {r[0] for r in tx.all(self.tables_sql)}
+        with self.read() as own:
+            return {r[0] for r in own.all(self.tables_sql)}
 
     @abstractmethod
     def close(self) -> None: ...
@@ -143,7 +149,6 @@ class Store:
         backend: Backend,
         *,
         bus: EventBus | None = None,
-        migrate: bool = True,
     ) -> None:
         self._backend = backend
         self._bus = bus
@@ -151,7 +156,7 @@ class Store:
         # of commit_turn's compare-and-set
         self._seen: dict[str, int | None] = {}
         try:
-            self._open_schema(migrate=migrate)
+            self._open_schema()
         except BaseException:
             backend.close()
             raise
@@ -197,7 +202,7 @@ class Store:
             msg = f"{self.where} has a non-numeric schema version {row[0]!r}"
             raise StoreError(msg) from None
 
-    def _open_schema(self, *, migrate: bool, target: int = schema.SCHEMA_VERSION) -> None:
+    def _open_schema(self, target: int = schema.SCHEMA_VERSION) -> None:
         tables = self._backend.tables()
         if schema.META_TABLE in tables:
             with self._backend.read() as tx:
@@ -211,12 +216,10 @@ class Store:
                 "and is not a glyphfold store; point --db at a new file or database"
             )
             raise StoreError(msg)
-        if not migrate:
-            return
         with self._backend.write(schema_lock=True) as tx:
             # re-read under the lock: another process may have migrated meanwhile
             found = 0
-            if schema.META_TABLE in self._backend_tables_in(tx):
+            if schema.META_TABLE in self._backend.tables(tx):
                 found = self._read_version(tx)
                 schema.check_version(found, where=self.where)
             for migration in schema.pending(found, target):
@@ -226,16 +229,6 @@ class Store:
                     f"INSERT INTO {schema.META_TABLE} (key, value) VALUES (?, ?)",
                     ("schema_version", str(migration.version)),
                 )
-
-    def _backend_tables_in(self, tx: Tx) -> set[str]:
-        if self.dialect == "sqlite":
-            rows = tx.all("SELECT name FROM sqlite_master WHERE type = 'table'")
-        else:
-            rows = tx.all(
-                "SELECT table_name FROM information_schema.tables "
-                "WHERE table_schema = current_schema()"
-            )
-        return {r[0] for r in rows}
 
     def schema_version(self) -> int:
         """The schema version of the open store."""

@@ -68,6 +68,9 @@ class PostgresBackend(Backend):
 
     dialect = "postgresql"
     for_update = " FOR UPDATE"
+    tables_sql = (
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+    )
 
     def __init__(self, url: StoreURL) -> None:
         try:
@@ -87,14 +90,6 @@ class PostgresBackend(Backend):
     @property
     def where(self) -> str:
         return f"PostgreSQL store {self._url}"
-
-    def tables(self) -> set[str]:
-        with _errors(self.where):
-            self._cur.execute(
-                "SELECT table_name FROM information_schema.tables "
-                "WHERE table_schema = current_schema()"
-            )
-            return {r[0] for r in self._cur.fetchall()}
 
     @contextmanager
     def read(self) -> Iterator[Tx]:

@@ -59,6 +59,7 @@ class SQLiteBackend(Backend):
     """A SQLite file (or ``:memory:``) opened in WAL mode."""
 
     dialect = "sqlite"
+    tables_sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
 
     def __init__(self, url: StoreURL) -> None:
         self._path = url.target
@@ -101,16 +102,12 @@ class SQLiteBackend(Backend):
             self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
 
     def _list_tables(self) -> set[str]:
-        rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        rows = self._conn.execute(self.tables_sql)
         return {r[0] for r in rows.fetchall()}
 
     @property
     def where(self) -> str:
         return f"SQLite store {self._path}"
-
-    def tables(self) -> set[str]:
-        with _errors(self.where):
-            return self._list_tables()
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
