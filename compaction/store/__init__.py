@@ -1,6 +1,21 @@
 """The transcript store and session tree (SQLite, PostgreSQL), SPEC §6.
 
-``open_store(url)`` returns a :class:`Store` with the same API on both backends.
+``open_store(url)`` returns a :class:`Store` with the same API on both backends::
+
+    store = open_store("sqlite:///agent.db")          # or postgresql://user@host/db
+    conv = store.create_conversation(title="fix the flaky test")
+    store.commit_turn(conv, turn_messages)           # one transaction, tip moves (CAS)
+    store.checkpoint(conv, "before-refactor")
+    ...                                              # explore: more commit_turn calls
+    store.rewind(conv, "before-refactor")            # tip back + digest of the detour
+    history = store.resume(conv, budget=100_000)     # after a restart: what to send
+
+Every message row records its parent and each conversation its tip, so
+``branch`` is a pointer move, ``fork`` copies root -> tip with new ids, and
+``record_compaction`` keeps a ladder run's ledger and snapshot sources (and
+drops checkpoints whose message it replaced). Writers race safely:
+``commit_turn`` compares the tip with the one the handle last saw and raises
+``ConflictError`` for the loser, writing nothing.
 """
 
 from __future__ import annotations

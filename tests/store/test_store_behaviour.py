@@ -99,6 +99,8 @@ def test_branch_moves_only_the_pointer_and_lists_abandoned_path(store):
     assert branches[0].is_current and not branches[1].is_current
     assert branches[1].fork_point == t0[-1]
     assert branches[1].abandoned_ids == tuple(t1 + t2)
+    abandoned_copy = store.fork(conv, t2[-1])  # an abandoned branch can be forked too
+    assert store.path(abandoned_copy) == [*openai_turn(0), *openai_turn(1), *openai_turn(2)]
     store.branch(conv, t2[-1])  # going back is one more pointer move
     assert [m.id for m in store.path_records(conv)] == t0 + t1 + t2
     with pytest.raises(InputError, match="inside a turn"):
