@@ -70,3 +70,7 @@ class NotFoundError(StoreError, LookupError):
 
 class ConflictError(StoreError):
     """Another writer moved the conversation tip first (compare-and-set failed)."""
+
+
+class SummarizerError(GlyphfoldError, RuntimeError):
+    """A summarizer raised, timed out or returned something that is not text."""
