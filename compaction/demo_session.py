@@ -50,6 +50,7 @@ USER_MESSAGES: tuple[tuple[str, str], ...] = (
 )
 
 READ_CAP_CHARS = 24_000
+WRITE_CAP_CHARS = 16_000
 
 STDLIB_MODULES: tuple[str, ...] = (
     "json.decoder",
@@ -275,8 +276,22 @@ def _plan(target_chars: int, seed: int) -> tuple[list[_Turn], list[tuple[str, st
                     )
                 )
             text = f"Reading {', '.join(c.args['path'] for c in calls if 'path' in c.args)}."
+            if rng.random() < 0.6:
+                # agents write as much as they read: an edited copy of a file just read
+                src_path, src_text = calls[0].args["path"], calls[0].result
+                body = src_text[:WRITE_CAP_CHARS].replace("TODO", "DONE")
+                new_path = src_path.replace(".py", "_v2.py")
+                calls.append(
+                    _Call(
+                        new_id(),
+                        "write_file",
+                        {"path": new_path, "content": body},
+                        f"wrote {len(body):,} bytes to {new_path}",
+                    )
+                )
+                text += f" Then writing {new_path} with the fix for GLY-{20417 + ti}."
             turn.steps.append((text, calls))
-            size += sum(len(c.result) + 120 for c in calls) + len(text)
+            size += sum(len(c.result) + len(json.dumps(c.args)) + 120 for c in calls) + len(text)
         if ti % len(USER_MESSAGES) == 8 and ti < len(USER_MESSAGES):
             turn.steps.append(
                 (
