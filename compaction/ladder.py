@@ -39,6 +39,7 @@ __all__ = [
     "compact",
     "provider_messages",
     "recover",
+    "shake",
 ]
 
 # name -> rung class; the ladder runs them in the order given (cheapest first)
@@ -249,8 +250,10 @@ def _run(
     counter: Any,
     raise_if_over: bool,
     extra_events: tuple[Any, ...] = (),
+    format: str = "auto",
+    options: Mapping[str, Any] | None = None,
 ) -> CompactionResult:
-    h, restore = coerce(history)
+    h, restore = coerce(history, format=format)
     prof = _get_profile(profile)
     count, count_message = _counters(prof, counter)
     pinned = _resolve_pins(h, pins)
@@ -272,6 +275,7 @@ def _run(
             pinned=pinned,
             original=h if aligned else None,
             dry_run=dry_run,
+            options=MappingProxyType(dict(options or {})),
         )
         outcome = rung.apply(cur, ctx)
         events.extend(outcome.events)
@@ -326,6 +330,7 @@ def compact(
     config: LadderConfig | None = None,
     renderer: Any = None,
     counter: Any = None,
+    format: str = "auto",
 ) -> CompactionResult:
     """Compact ``history`` under a token budget, cheapest rung first (SPEC §5).
 
@@ -371,6 +376,7 @@ def compact(
         dry_run=dry_run,
         counter=counter,
         raise_if_over=True,
+        format=format,
     )
 
 
@@ -387,6 +393,7 @@ def recover(
     renderer: Any = None,
     counter: Any = None,
     dry_run: bool = False,
+    format: str = "auto",
 ) -> CompactionResult:
     """Reactive recovery after a context overflow (SPEC §3.6, §5.1).
 
@@ -396,7 +403,7 @@ def recover(
     error (kept in ``events`` for the record). Raises :class:`ContextOverflowError`
     explaining why when the target cannot be reached.
     """
-    h, _ = coerce(history)
+    h, _ = coerce(history, format=format)
     prof = _get_profile(profile)
     count, _ = _counters(prof, counter)
     estimate = count(h)
@@ -429,6 +436,41 @@ def recover(
         counter=counter,
         raise_if_over=True,
         extra_events=events,
+        format=format,
+        options={"reactive": True},
+    )
+
+
+def shake(
+    history: Any,
+    *,
+    profile: Any = "anthropic",
+    pins: Iterable[Any] = (),
+    config: LadderConfig | None = None,
+    counter: Any = None,
+    dry_run: bool = False,
+    format: str = "auto",
+) -> CompactionResult:
+    """Only the free text rungs (elision, image stripping), whatever the budget (``/shake``)."""
+    built = _build_rungs(
+        ("elide", "strip"),
+        summarizer=None,
+        config=config or LadderConfig(),
+        renderer=None,
+        allowed=("elide", "strip"),
+    )
+    # target 0: every free rung runs; nothing is dropped, so there is nothing to raise
+    return _run(
+        history,
+        profile=profile,
+        target=0,
+        budget=0,
+        rungs=built,
+        pins=pins,
+        dry_run=dry_run,
+        counter=counter,
+        raise_if_over=False,
+        format=format,
     )
 
 

@@ -47,12 +47,31 @@ def cap_head_tail(text: str, max_chars: int, *, head_fraction: float = 0.6) -> s
 
 
 def format_args(args: Any, *, max_chars: int) -> str:
-    """Tool-call arguments as compact JSON (strings that are already JSON kept as is)."""
+    """Tool-call arguments, readable: ``key=value`` for short values, blocks for long text.
+
+    JSON-string arguments (OpenAI) are decoded first, so file contents show as
+    text rather than as escaped JSON (``\\n`` and ``\\"`` double the characters).
+    """
     if isinstance(args, str):
-        s = args
-    else:
+        try:
+            decoded = json.loads(args)
+        except ValueError:
+            return cap_head_tail(args, max_chars)
+        args = decoded
+    if not isinstance(args, dict):
         s = json.dumps(args, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return cap_head_tail(s, max_chars)
+        return cap_head_tail(s, max_chars)
+    inline: list[str] = []
+    blocks: list[str] = []
+    for key in sorted(args):
+        v = args[key]
+        if isinstance(v, str) and ("\n" in v or len(v) > 120):
+            blocks.append(f"{key}:\n{cap_head_tail(v, max_chars)}")
+        else:
+            text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
+            inline.append(f"{key}={cap_head_tail(text, max_chars)}")
+    head = " ".join(inline)
+    return "\n".join([head, *blocks]) if blocks else head
 
 
 class TranscriptBuilder:

@@ -30,6 +30,12 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "render_text": "glyphfold.render.api",
     "RenderResult": "glyphfold.render.api",
+    "compact": "glyphfold.compaction.ladder",
+    "recover": "glyphfold.compaction.ladder",
+    "shake": "glyphfold.compaction.ladder",
+    "CompactionResult": "glyphfold.compaction.ladder",
+    "LadderConfig": "glyphfold.compaction.ladder",
+    "provider_messages": "glyphfold.compaction.ladder",
 }
 
 __all__ = [

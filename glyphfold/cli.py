@@ -21,6 +21,10 @@ from glyphfold.errors import GlyphfoldError
 # name -> module under glyphfold.commands
 COMMANDS: dict[str, str] = {
     "render": "glyphfold.commands.render",
+    "compact": "glyphfold.commands.compact",
+    "context": "glyphfold.commands.context",
+    "shake": "glyphfold.commands.shake",
+    "demo": "glyphfold.commands.demo",
 }
 
 EXIT_OK = 0

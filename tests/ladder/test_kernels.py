@@ -177,7 +177,7 @@ def test_transcript_builder_spans_and_markers():
     tb.image("1280x800 PNG")
     text = tb.getvalue()
     assert text.startswith("[user]\nhello\n")
-    assert '-> call read_file #c1 {"path":"a.py"}' in text
+    assert "-> call read_file #c1 path=a.py" in text
     assert "<- result read_file #c1 ERROR (1,000 chars)" in text
     assert "[image] 1280x800 PNG" in text
     assert [k for k, _, _ in tb.spans] == [0, 1, 2]
@@ -196,3 +196,18 @@ def test_ledger_entry_serialises():
     assert "elide: 1 -> stub" in e.summary_line()
     with pytest.raises(ValueError, match="destination"):
         Removed(0, "nowhere", 1, 1)
+
+
+def test_format_args_decodes_json_and_blocks_long_text():
+    """Arguments show as text: JSON strings decoded, multi-line values as blocks."""
+    import json
+
+    from glyphfold.compaction.transcript import format_args
+
+    args = json.dumps({"path": "a.py", "content": "line1\nline2"})
+    assert format_args(args, max_chars=500) == "path=a.py\ncontent:\nline1\nline2"
+    assert format_args({"cmd": "ls -la", "n": 3}, max_chars=500) == "cmd=ls -la n=3"
+    assert format_args("not json", max_chars=500) == "not json"
+    assert format_args([1, 2], max_chars=500) == "[1,2]"
+    long = format_args({"content": "x" * 5000}, max_chars=200)
+    assert "chars cut" in long and len(long) < 260
