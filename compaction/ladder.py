@@ -136,6 +136,11 @@ def _counters(
 ) -> tuple[Callable[[History], int], Callable[[Message], int]]:
     from glyphfold.compaction.tokens import estimate_history_tokens, estimate_message_tokens
 
+    if not getattr(profile, "vision", True):
+        # a text-only profile prices no image (core's pricing raises); the strip rung
+        # removes them all for such a profile, so price them as on the default profile
+        profile = _get_profile("anthropic")
+
     def count(h: History) -> int:
         return estimate_history_tokens(h, profile=profile, counter=counter)
 
@@ -275,7 +280,7 @@ def _run(
             pinned=pinned,
             original=h if aligned else None,
             dry_run=dry_run,
-            options=MappingProxyType(dict(options or {})),
+            options=MappingProxyType({**(options or {}), "counter": counter}),
         )
         outcome = rung.apply(cur, ctx)
         events.extend(outcome.events)

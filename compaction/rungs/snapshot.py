@@ -186,131 +186,245 @@ class Snapshot:
         # the middle needs at least one turn between the head and the kept tail
         if len(turns) - head_n - cfg.min_tail_turns < 1:
             return RungOutcome(history, None)
-        aligned = ctx.original is not None and len(ctx.original.messages) == len(history.messages)
+        msgs = history.messages
+        aligned = ctx.original is not None and len(ctx.original.messages) == len(msgs)
         ends_src = ctx.original if aligned else history
         assert ends_src is not None
         head_end = turns[head_n - 1].end if head_n else seg.leading_end
         head = list(ends_src.messages[:head_end])
         mid_start = turns[head_n].start
-
-        # the widest middle (tail = min_tail_turns): serialise once, every narrower
-        # middle is a prefix of this transcript (turns are contiguous)
         widest_end = turns[len(turns) - cfg.min_tail_turns].start
-        # pins stay verbatim: the middle ends before the first turn holding a pinned message
-        for t in turns[head_n:]:
-            if t.start >= widest_end:
-                break
-            if any(ctx.is_pinned(history.messages[i]) for i in range(t.start, t.end)):
-                widest_end = t.start
-                break
-        if widest_end <= mid_start:
+        # pinned turns stay verbatim where they are; the snapshot images the runs between
+        pinned_turn = {
+            t.start for t in turns if any(ctx.is_pinned(msgs[i]) for i in range(t.start, t.end))
+        }
+        mid_turns = [t for t in turns[head_n:] if t.start < widest_end]
+        if all(t.start in pinned_turn for t in mid_turns):
             return RungOutcome(history, None)
-        middle_all = [(i, history.messages[i]) for i in range(mid_start, widest_end)]
         names = tool_names(history)
+        # serialise the widest imaged middle once: every narrower middle is a prefix
+        middle_all = [
+            (i, msgs[i])
+            for t in mid_turns
+            if t.start not in pinned_turn
+            for i in range(t.start, t.end)
+        ]
         source_all, spans = serialise(middle_all, names, cfg.transcript)
         span_end = {k: e for k, _, e in spans}
-
-        def cut_for(mid_end: int) -> int:
-            """Transcript prefix length covering messages [mid_start, mid_end)."""
-            last = 0
-            for i in range(mid_start, mid_end):
-                last = span_end.get(i, last)
-            return last
-
-        head_tokens = sum(ctx.count_message(m) for m in head)
-        # the system prompt outside messages (Anthropic) counts too
-        base_tokens = ctx.count(history.replace_messages(())) if history.system else 0
         trial = self._render(source_all, profile)
         page_tokens = [p.image_tokens for p in trial.pages]
         page_starts = [p.source_span[0] for p in trial.pages]
-        overhead = 300  # guide + factsheet + ack, in tokens (factsheet capped at ~1.5k chars/4)
+        overhead = 300  # guide + factsheet + ack per snapshot (factsheet capped), tokens
 
-        def snapshot_tokens(cut: int) -> int:
+        costs = [ctx.count_message(m) for m in ends_src.messages]
+        suffix = [0] * (len(msgs) + 1)  # suffix[i] = tokens of ends_src messages [i, n)
+        for i in range(len(msgs) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + costs[i]
+        head_tokens = sum(costs[:head_end])
+        base_tokens = ctx.count(history.replace_messages(())) if history.system else 0
+
+        def planned(mid_end: int) -> int:
+            cut = 0
+            pinned_tokens = 0
+            runs = 0
+            prev_pinned = True
+            for t in mid_turns:
+                if t.start >= mid_end:
+                    break
+                if t.start in pinned_turn:
+                    pinned_tokens += sum(costs[t.start : t.end])
+                    prev_pinned = True
+                    continue
+                runs += prev_pinned
+                prev_pinned = False
+                for i in range(t.start, t.end):  # acks and bridges have no span
+                    cut = span_end.get(i, cut)
+            pages = sum(tk for tk, st in zip(page_tokens, page_starts, strict=True) if st < cut)
             return (
-                sum(t for t, s in zip(page_tokens, page_starts, strict=True) if s < cut) + overhead
+                base_tokens
+                + head_tokens
+                + suffix[mid_end]
+                + pinned_tokens
+                + pages
+                + (overhead * max(runs, 1))
             )
 
-        n_msgs = len(history.messages)
-        suffix = [0] * (n_msgs + 1)  # suffix[i] = tokens of ends_src messages [i, n)
-        for i in range(n_msgs - 1, -1, -1):
-            suffix[i] = suffix[i + 1] + ctx.count_message(ends_src.messages[i])
         tail_k = cfg.min_tail_turns
-        for k in range(cfg.min_tail_turns, len(turns) - head_n):
-            mid_end = min(turns[len(turns) - k].start, widest_end)
-            if mid_end <= mid_start:
-                break
-            total = base_tokens + head_tokens + suffix[mid_end] + snapshot_tokens(cut_for(mid_end))
-            if total > ctx.target_tokens:
+        for k in range(cfg.min_tail_turns + 1, len(turns) - head_n):
+            mid_end = turns[len(turns) - k].start
+            if mid_end <= mid_start or planned(mid_end) > ctx.target_tokens:
                 break
             tail_k = k
-        # the verbatim ends must leave room for the reduced ones' fallback: if even the
-        # narrowest verbatim tail overflows, keep the cheaper (rung-reduced) tail instead
-        tail_start = min(turns[len(turns) - tail_k].start, widest_end)
-        tail_src = ends_src
-        tail_msgs = list(tail_src.messages[tail_start:])
-        tail_tokens = sum(ctx.count_message(m) for m in tail_msgs)
+        tail_start = turns[len(turns) - tail_k].start
+        tail_msgs = list(ends_src.messages[tail_start:])
+        tail_tokens = suffix[tail_start]
+        # if even the narrowest verbatim ends overflow, keep the rung-reduced ones
         if aligned and base_tokens + head_tokens + tail_tokens + overhead > ctx.target_tokens:
-            tail_src = history
-            tail_msgs = list(history.messages[tail_start:])
+            tail_msgs = list(msgs[tail_start:])
             tail_tokens = sum(ctx.count_message(m) for m in tail_msgs)
-        if aligned and base_tokens + head_tokens + tail_tokens + overhead > ctx.target_tokens:
-            head = list(history.messages[:head_end])
+            head = list(msgs[:head_end])
             head_tokens = sum(ctx.count_message(m) for m in head)
 
-        source = source_all[: cut_for(tail_start)]
-        middle_msgs = [(i, m) for i, m in middle_all if i < tail_start]
+        # the middle as runs of unpinned turns ("segments") and pinned turns kept verbatim
+        parts: list[tuple[str, list[tuple[int, Message]]]] = []
+        for t in mid_turns:
+            if t.start >= tail_start:
+                break
+            kind = "pinned" if t.start in pinned_turn else "segment"
+            block = [(i, msgs[i]) for i in range(t.start, t.end)]
+            if parts and parts[-1][0] == kind:
+                parts[-1][1].extend(block)
+            else:
+                parts.append((kind, block))
+        segments = [p for k, p in parts if k == "segment"]
+        pinned_tokens = sum(costs[i] for k, p in parts if k == "pinned" for i, _ in p)
 
-        # page budget: profile's images per request (minus images kept verbatim),
-        # the caller's cap, the request byte limit, and the token budget
-        kept_images = sum(len(m.images) for m in head + tail_msgs)
-        cap = profile.max_images_per_request - kept_images
+        # page budget: images per request (minus images kept verbatim), the caller's
+        # cap, the token budget and the request byte limit
+        kept = head + tail_msgs + [m for k, p in parts if k == "pinned" for _, m in p]
+        cap = profile.max_images_per_request - sum(len(m.images) for m in kept)
         if cfg.max_pages is not None:
             cap = min(cap, cfg.max_pages)
-        room = ctx.target_tokens - base_tokens - head_tokens - tail_tokens - overhead
-        avg_page = max(1, max(page_tokens, default=1))
-        cap_tokens = room // avg_page
-        # best effort when even one page does not fit: the trim rung follows
-        cap = max(1, min(cap, cap_tokens)) if cap >= 1 else 0
-        if cap == 0:
+        if cap < 1:
             return RungOutcome(history, None)
+        room = (
+            ctx.target_tokens
+            - base_tokens
+            - head_tokens
+            - tail_tokens
+            - pinned_tokens
+            - overhead * len(segments)
+        )
+        cap = min(cap, room // max(1, max(page_tokens, default=1)))
+        page_b64 = max((len(p.png) for p in trial.pages), default=1) * 4 // 3 + 64
+        other = len(json.dumps([m.raw for m in kept if m.raw is not None], default=str))
+        cap = min(cap, (profile.max_request_bytes - other) // page_b64)
+        cap = max(1, cap)  # best effort: one page even over budget; the trim rung follows
 
-        result = trial if source == source_all else self._render(source, profile)
-        rendered_source = source
+        rendered = [self._serialise_segment(p, names) for p in segments]
+        results = [
+            trial if src == source_all else self._render(src, profile) for src, _ in rendered
+        ]
+        # newest segments first: recent context is worth more than old
+        alloc = [0] * len(segments)
+        left = cap
+        for s_i in range(len(segments) - 1, -1, -1):
+            alloc[s_i] = min(len(results[s_i].pages), left)
+            left -= alloc[s_i]
+
+        new_msgs: list[Message] = list(head)
+        all_pages: list[Any] = []
+        removed: list[Removed] = []
+        facts_n = 0
+        dropped_total = 0
+        src_chars = 0
+        s_i = 0
+        for kind, block in parts:
+            if kind == "pinned":
+                new_msgs.extend(ends_src.messages[i] for i, _ in block)
+                continue
+            source, seg_spans = rendered[s_i]
+            text, pages, dropped = self._fit(source, results[s_i], alloc[s_i], profile)
+            s_i += 1
+            facts = extract_facts(text, config=cfg.factsheet)
+            facts_n += len(facts)
+            dropped_total += dropped
+            src_chars += len(text)
+            if new_msgs and new_msgs[-1].role == "user":  # keep user/assistant alternation
+                new_msgs.append(_new_message("assistant", [Text(BRIDGE_TEXT)], {"kind": "bridge"}))
+            new_msgs.extend(self._snapshot_pair(text, pages, facts, len(block), profile))
+            all_pages.extend(pages)
+            removed.extend(self._ledger_rows(block, seg_spans, dropped, ctx))
+        if new_msgs and tail_msgs and new_msgs[-1].role == tail_msgs[0].role == "user":
+            new_msgs.append(_new_message("assistant", [Text(BRIDGE_TEXT)], {"kind": "bridge"}))
+        new_msgs.extend(tail_msgs)
+        out = history.replace_messages(new_msgs)
+
+        restored = [i for i in range(head_end) if head[i] is not msgs[i]] + [
+            tail_start + j for j, m in enumerate(tail_msgs) if m is not msgs[tail_start + j]
+        ]
+        n_src = sum(len(p) for p in segments)
+        entry = LedgerEntry(
+            self.name,
+            ctx.count(history),
+            ctx.count(out),
+            tuple(removed),
+            tuple(
+                PageRecord(p.width, p.height, p.image_tokens, len(p.png), tuple(p.source_span))
+                for p in all_pages
+            ),
+            note=f"middle {n_src} msgs -> {len(all_pages)} page(s)",
+            extra={
+                "head_messages": head_end,
+                "tail_messages": len(tail_msgs),
+                "tail_turns": tail_k,
+                "segments": len(segments),
+                "pinned_turns_kept": sum(
+                    1 for t in mid_turns if t.start in pinned_turn and t.start < tail_start
+                ),
+                "dropped_chars": dropped_total,
+                "source_chars": src_chars,
+                "facts": facts_n,
+                "restored_verbatim": restored,
+            },
+        )
+        return RungOutcome(out, entry, pages=tuple(all_pages))
+
+    def _serialise_segment(
+        self, block: list[tuple[int, Message]], names: dict[str, str]
+    ) -> tuple[str, list[tuple[int, int, int]]]:
+        return serialise(block, names, self.config.transcript)
+
+    def _fit(self, source: str, result: Any, limit: int, profile: Any) -> tuple[str, tuple, int]:
+        """Drop the oldest source until the pages fit ``limit``: (text, pages, dropped chars)."""
+        pages = result.pages
+        if len(pages) <= limit:
+            return source, pages, 0
+        if limit == 0:
+            marker = (
+                f"[... all {len(source):,} chars of this part were dropped to fit the page "
+                "budget; see the ledger ...]"
+            )
+            return marker, (), len(source)
+        text = source
         orig_start = 0  # offset in ``source`` of the oldest text still on the pages
         marker = ""
-        other = len(json.dumps([m.raw for m in head + tail_msgs if m.raw is not None], default=str))
-        for _ in range(cfg.max_fit_rounds):
-            pages = result.pages
-            nbytes = sum(len(p.png) for p in pages) * 4 // 3  # base64 on the wire
-            byte_cap = (profile.max_request_bytes - other) * len(pages) // max(nbytes, 1)
-            limit = max(1, min(cap, byte_cap))
+        for _ in range(self.config.max_fit_rounds):
             if len(pages) <= limit:
                 break
-            # drop the oldest part of the middle: everything before the first kept page
             cut = pages[len(pages) - limit].source_span[0]
             orig_start += max(0, cut - len(marker))
             marker = (
                 f"[... {orig_start:,} chars of the oldest conversation were dropped to fit "
                 f"the page budget ({limit} pages); see the ledger ...]\n"
             )
-            rendered_source = marker + source[orig_start:]
-            result = self._render(rendered_source, profile)
-        pages = result.pages
-        if len(pages) > cap:
-            pages = pages[len(pages) - cap :]
-        dropped_chars = orig_start
+            text = marker + source[orig_start:]
+            pages = self._render(text, profile).pages
+        if len(pages) > limit:  # did not converge: keep the newest pages, say so
+            last = pages[len(pages) - limit].source_span[0]
+            orig_start += max(0, last - len(marker))
+            marker = (
+                f"[... {orig_start:,} chars of the oldest conversation were dropped to fit "
+                f"the page budget ({limit} pages); see the ledger ...]\n"
+            )
+            text = marker + source[orig_start:]
+            pages = self._render(text, profile).pages[:limit]
+        return text, pages, orig_start
 
-        facts = extract_facts(rendered_source, config=cfg.factsheet)
+    def _snapshot_pair(
+        self, text: str, pages: tuple, facts: list, n_msgs: int, profile: Any
+    ) -> list[Message]:
         factsheet = format_factsheet(facts)
-        n_src = len(middle_msgs)
         guide = (
-            f"[glyphfold snapshot] {n_src} earlier messages ({len(rendered_source):,} chars of "
+            f"[glyphfold snapshot] {n_msgs} earlier messages ({len(text):,} chars of "
             f"transcript) are shown as {len(pages)} page image(s) below, oldest first. Each "
             "page is dense text: [user]/[assistant] mark speakers, '-> call' a tool call, "
             "'<- result' its result. Read them as the conversation so far."
         )
         if factsheet:
             guide += " Exact identifiers from the pages follow the pages as text."
+        if not pages:
+            guide += " " + text
         blocks: list[Any] = [Text(guide)]
         for p in pages:
             blocks.append(
@@ -326,55 +440,20 @@ class Snapshot:
         info = {
             "kind": "snapshot",
             "version": SNAPSHOT_VERSION,
-            "source": rendered_source,
+            "source": text,
             "pages": [list(p.source_span) for p in pages],
-            "messages": n_src,
+            "messages": n_msgs,
             "profile": getattr(profile, "name", str(profile)),
         }
         snap = _new_message("user", blocks, info)
         ack = _new_message("assistant", [Text(ACK_TEXT)], {"kind": "snapshot_ack"})
-        inserted = [snap, ack]
-        if head and head[-1].role == "user":  # keep user/assistant alternation
-            bridge = _new_message("assistant", [Text(BRIDGE_TEXT)], {"kind": "bridge"})
-            inserted.insert(0, bridge)
-        new_msgs = [*head, *inserted, *tail_msgs]
-        out = history.replace_messages(new_msgs)
-
-        removed = self._ledger_rows(middle_msgs, spans, dropped_chars, pages, ctx)
-        restored = [
-            i
-            for i in [*range(head_end), *range(tail_start, len(history.messages))]
-            if (head if i < head_end else tail_msgs)[i if i < head_end else i - tail_start]
-            is not history.messages[i]
-        ]
-        entry = LedgerEntry(
-            self.name,
-            ctx.count(history),
-            ctx.count(out),
-            tuple(removed),
-            tuple(
-                PageRecord(p.width, p.height, p.image_tokens, len(p.png), tuple(p.source_span))
-                for p in pages
-            ),
-            note=f"middle {n_src} msgs -> {len(pages)} page(s)",
-            extra={
-                "head_messages": head_end,
-                "tail_messages": len(tail_msgs),
-                "tail_turns": tail_k,
-                "dropped_chars": dropped_chars,
-                "source_chars": len(rendered_source),
-                "facts": len(facts),
-                "restored_verbatim": restored,
-            },
-        )
-        return RungOutcome(out, entry, pages=tuple(pages))
+        return [snap, ack]
 
     def _ledger_rows(
         self,
         middle: list[tuple[int, Message]],
         spans: list[tuple[int, int, int]],
         dropped_chars: int,
-        pages: tuple[Any, ...],
         ctx: RungContext,
     ) -> list[Removed]:
         by_key = {k: (s, e) for k, s, e in spans}

@@ -69,6 +69,8 @@ class StripImages:
     def apply(self, history: History, ctx: RungContext) -> RungOutcome:
         seg = segment_turns(history)
         keep = self.config.keep_recent_turns
+        if not getattr(ctx.profile, "vision", True):
+            keep = 0  # a provider without vision takes no image at all
         if keep == 0 or not seg.turns:
             limit = len(history.messages)
         elif len(seg.turns) <= keep:
