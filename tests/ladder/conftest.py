@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-
 from glyphfold.compaction.demo_session import demo_session
 
 SMALL_TOKENS = 80_000  # ~15 turns: enough for head, middle, tail; fast to render

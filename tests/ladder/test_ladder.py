@@ -7,8 +7,6 @@ import copy
 import json
 
 import pytest
-
-import glyphfold
 from glyphfold.compaction.events import EventBus, HistoryTrimmed, default_bus
 from glyphfold.compaction.ladder import LadderConfig, compact, provider_messages, recover, shake
 from glyphfold.compaction.messages import to_canonical
@@ -16,6 +14,8 @@ from glyphfold.compaction.rungs.snapshot import SnapshotConfig
 from glyphfold.compaction.rungs.summary import SummaryConfig, SummaryFailed
 from glyphfold.compaction.tokens import estimate_history_tokens
 from glyphfold.compaction.validate import find_violations
+
+import glyphfold
 from glyphfold.errors import (
     ContextOverflowError,
     HistoryFormatError,
