@@ -201,9 +201,16 @@ def _traceback(rng: random.Random, path: str) -> str:
     )
 
 
-def _plan(target_chars: int, seed: int) -> tuple[list[_Turn], list[tuple[str, str]]]:
+SOURCES = ("project", "stdlib")
+
+
+def _plan(
+    target_chars: int, seed: int, sources: tuple[str, ...] = SOURCES
+) -> tuple[list[_Turn], list[tuple[str, str]]]:
     rng = random.Random(seed)
-    files = _project_files() + _stdlib_files()
+    files = (_project_files() if "project" in sources else []) + (
+        _stdlib_files() if "stdlib" in sources else []
+    )
     if not files:
         msg = "demo session: no source files found to read (is glyphfold installed?)"
         raise RuntimeError(msg)
@@ -316,15 +323,28 @@ def _plan(target_chars: int, seed: int) -> tuple[list[_Turn], list[tuple[str, st
     return turns, files
 
 
-def demo_session(*, format: str = "openai", target_tokens: int = 300_000, seed: int = 0) -> Any:
+def demo_session(
+    *,
+    format: str = "openai",
+    target_tokens: int = 300_000,
+    seed: int = 0,
+    sources: tuple[str, ...] = SOURCES,
+) -> Any:
     """Build the demo history in a wire format: ``"openai"`` (a list) or ``"anthropic"`` (a dict).
 
     ``target_tokens`` is reached at about 4 characters per token (SPEC §3.4).
+    ``sources`` picks the files the agent reads: this project's modules
+    (``"project"``, changes with the code) and/or standard-library modules
+    (``"stdlib"``, fixed for a Python version: what tests use for stable sizes).
     """
     if target_tokens < 1000:
         msg = f"target_tokens must be >= 1000, got {target_tokens}"
         raise ValueError(msg)
-    turns, _ = _plan(target_tokens * 4, seed)
+    bad = [x for x in sources if x not in SOURCES]
+    if bad or not sources:
+        msg = f"sources must be a non-empty subset of {SOURCES}, got {sources!r}"
+        raise ValueError(msg)
+    turns, _ = _plan(target_tokens * 4, seed, tuple(sources))
     match format:
         case "openai":
             return _to_openai(turns)

@@ -257,8 +257,9 @@ def _run(
     extra_events: tuple[Any, ...] = (),
     format: str = "auto",
     options: Mapping[str, Any] | None = None,
+    parsed: tuple[History, Callable[[History], Any]] | None = None,
 ) -> CompactionResult:
-    h, restore = coerce(history, format=format)
+    h, restore = parsed if parsed is not None else coerce(history, format=format)
     prof = _get_profile(profile)
     count, count_message = _counters(prof, counter)
     pinned = _resolve_pins(h, pins)
@@ -281,6 +282,8 @@ def _run(
             original=h if aligned else None,
             dry_run=dry_run,
             options=MappingProxyType({**(options or {}), "counter": counter}),
+            tokens=tokens,
+            history_id=id(cur),
         )
         outcome = rung.apply(cur, ctx)
         events.extend(outcome.events)
@@ -408,7 +411,7 @@ def recover(
     error (kept in ``events`` for the record). Raises :class:`ContextOverflowError`
     explaining why when the target cannot be reached.
     """
-    h, _ = coerce(history, format=format)
+    h, restore = coerce(history, format=format)
     prof = _get_profile(profile)
     count, _ = _counters(prof, counter)
     estimate = count(h)
@@ -431,7 +434,7 @@ def recover(
     )
     events = (OverflowRecovery(error=_error_text(error), estimate=estimate, target=target),)
     return _run(
-        h if isinstance(history, History) else history,
+        history,
         profile=prof,
         target=target,
         budget=target,
@@ -443,6 +446,7 @@ def recover(
         extra_events=events,
         format=format,
         options={"reactive": True},
+        parsed=(h, restore),
     )
 
 

@@ -30,6 +30,14 @@ class RungContext:
     original: History | None = None  # the ladder's input, when message-aligned with history
     dry_run: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
+    tokens: int | None = None  # the estimate of the history this rung receives, if known
+    history_id: int | None = None  # id() of that history
+
+    def tokens_of(self, history: History) -> int:
+        """The estimate of ``history``, reusing the ladder's figure for its input."""
+        if self.tokens is not None and id(history) == self.history_id:
+            return self.tokens
+        return self.count(history)
 
     def is_pinned(self, m: Message) -> bool:
         return id(m) in self.pinned or bool(glyphfold_meta(m).get("pin"))

@@ -98,5 +98,5 @@ class Elide:
                     )
                     saved = 0  # one message's saving is booked on its first result
         out = history.replace_messages(messages)
-        entry = LedgerEntry(self.name, ctx.count(history), ctx.count(out), tuple(removed))
+        entry = LedgerEntry(self.name, ctx.tokens_of(history), ctx.count(out), tuple(removed))
         return RungOutcome(out, entry)

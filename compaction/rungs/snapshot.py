@@ -211,9 +211,7 @@ class Snapshot:
         ]
         source_all, spans = serialise(middle_all, names, cfg.transcript)
         span_end = {k: e for k, _, e in spans}
-        trial = self._render(source_all, profile)
-        page_tokens = [p.image_tokens for p in trial.pages]
-        page_starts = [p.source_span[0] for p in trial.pages]
+        page_starts, page_tokens, page_bytes = self._plan(source_all, profile)
         overhead = 300  # guide + factsheet + ack per snapshot (factsheet capped), tokens
 
         costs = [ctx.count_message(m) for m in ends_src.messages]
@@ -296,15 +294,14 @@ class Snapshot:
             - overhead * len(segments)
         )
         cap = min(cap, room // max(1, max(page_tokens, default=1)))
-        page_b64 = max((len(p.png) for p in trial.pages), default=1) * 4 // 3 + 64
-        other = len(json.dumps([m.raw for m in kept if m.raw is not None], default=str))
+        page_b64 = page_bytes * 4 // 3 + 64
+        # request bytes of what stays: text plus inline images (base64), a close bound
+        other = sum(len(m.text) * 2 + sum(len(i.data or "") for i in m.images) for m in kept)
         cap = min(cap, (profile.max_request_bytes - other) // page_b64)
         cap = max(1, cap)  # best effort: one page even over budget; the trim rung follows
 
         rendered = [self._serialise_segment(p, names) for p in segments]
-        results = [
-            trial if src == source_all else self._render(src, profile) for src, _ in rendered
-        ]
+        results = [self._render(src, profile) for src, _ in rendered]
         # newest segments first: recent context is worth more than old
         alloc = [0] * len(segments)
         left = cap
@@ -346,7 +343,7 @@ class Snapshot:
         n_src = sum(len(p) for p in segments)
         entry = LedgerEntry(
             self.name,
-            ctx.count(history),
+            ctx.tokens_of(history),
             ctx.count(out),
             tuple(removed),
             tuple(
@@ -369,6 +366,32 @@ class Snapshot:
             },
         )
         return RungOutcome(out, entry, pages=tuple(all_pages))
+
+    def _plan(self, text: str, profile: Any) -> tuple[list[int], list[int], int]:
+        """Page starts and image tokens of ``text`` from the layout alone (no pixels).
+
+        Planning needs page counts for many candidate tails; laying out is a
+        fraction of rendering, and the final render (with whatever renderer) is
+        what gets checked against the limits. Returns (starts, tokens, bytes per page
+        upper bound).
+        """
+        from glyphfold.render.api import resolve_setup
+        from glyphfold.render.layout import Layout, to_codepoints
+
+        c = self.config
+        setup = resolve_setup(
+            profile=profile, shape=c.shape, font=c.font, bits=c.bits, reflow=c.reflow
+        )
+        lay = Layout(to_codepoints(text), setup.config)
+        width = setup.config.cols * setup.cell_w
+        starts: list[int] = []
+        tokens: list[int] = []
+        for pl in lay.pages():
+            starts.append(pl.span[0])
+            tokens.append(setup.profile.cost(width, pl.n_rows * setup.cell_h))
+        # uncompressed size bounds the PNG (deflate never loses much on glyph pages)
+        nbytes = width * setup.config.rows * setup.cell_h * setup.bits // 8 + 1024
+        return starts, tokens, nbytes
 
     def _serialise_segment(
         self, block: list[tuple[int, Message]], names: dict[str, str]

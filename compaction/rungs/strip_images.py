@@ -104,7 +104,7 @@ class StripImages:
         if not removed:
             return RungOutcome(history, None)
         out = history.replace_messages(messages)
-        entry = LedgerEntry(self.name, ctx.count(history), ctx.count(out), tuple(removed))
+        entry = LedgerEntry(self.name, ctx.tokens_of(history), ctx.count(out), tuple(removed))
         return RungOutcome(out, entry)
 
 

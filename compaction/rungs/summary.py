@@ -109,7 +109,7 @@ class Summary:
                 return RungOutcome(history, None)
         middle = [(i, history.messages[i]) for i in range(mid_start, tail_start)]
         source, _spans = serialise(middle, tool_names(history), cfg.transcript)
-        before = ctx.count(history)
+        before = ctx.tokens_of(history)
         if ctx.dry_run:
             # a plan must not call the model: report what would be summarised
             removed = tuple(

@@ -86,7 +86,7 @@ class Trim:
             return RungOutcome(history, None)
         msgs = history.messages
         costs = [ctx.count_message(m) for m in msgs]
-        total = ctx.count(history)
+        total = ctx.tokens_of(history)
         droppable = [
             k
             for k, t in enumerate(turns[:-1])

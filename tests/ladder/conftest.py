@@ -7,13 +7,14 @@ import copy
 import pytest
 from glyphfold.compaction.demo_session import demo_session
 
-SMALL_TOKENS = 80_000  # ~15 turns: enough for head, middle, tail; fast to render
+SMALL_TOKENS = 120_000  # 11 turns of stdlib reads: head, middle, tail; quick to render
 
 
 @pytest.fixture(scope="session")
 def _sessions():
     return {
-        fmt: demo_session(format=fmt, target_tokens=SMALL_TOKENS) for fmt in ("openai", "anthropic")
+        fmt: demo_session(format=fmt, target_tokens=SMALL_TOKENS, sources=("stdlib",))
+        for fmt in ("openai", "anthropic")
     }
 
 

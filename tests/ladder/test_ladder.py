@@ -115,11 +115,22 @@ def test_pages_are_rendered_from_the_kept_source(session):
     assert wire_pngs == [p.png for p in result.pages]
 
 
+def first_pass_with_two_tail_turns(session):
+    """A first compaction that keeps >= 2 whole turns verbatim in its tail."""
+    for budget in range(25_000, 60_001, 5_000):
+        first = compact(session, budget=budget)
+        snaps = [e for e in first.ledger if e.rung == "snapshot"]
+        if snaps and snaps[0].extra["tail_turns"] >= 2:
+            return first
+    raise AssertionError("no budget kept two tail turns")
+
+
 def test_second_pass_rerenders_from_source(session):
     """SPEC §5.3: the next pass unfolds the previous source in front of new turns."""
-    first = compact(session, budget=30_000)
+    first = first_pass_with_two_tail_turns(session)
     as_json = json.loads(json.dumps(first.messages))  # what a harness stores and reloads
-    second = compact(as_json, budget=BUDGET, rungs="snapshot")
+    # a little tighter: the oldest tail turn must move into the imaged middle
+    second = compact(as_json, budget=first.tokens_after - 1_500, rungs="snapshot")
     assert find_violations(second.messages) == []
     assert snapshot_entry(second).extra["dropped_chars"] == 0
     h1 = snapshot_entry(first).extra["head_messages"]
@@ -138,10 +149,17 @@ def test_second_pass_rerenders_from_source(session):
 
 def test_second_pass_with_drop_keeps_the_newest_source(session):
     """A tighter second pass drops the oldest source text, with a marker, still from text."""
-    first = compact(session, budget=35_000)
-    second = compact(json.loads(json.dumps(first.messages)), budget=BUDGET, rungs="snapshot")
+    first = first_pass_with_two_tail_turns(session)
+    h1 = snapshot_entry(first).extra["head_messages"]
+    src1 = wire_messages(first.messages)[h1]["x_glyphfold"]["source"]
+    cfg = LadderConfig(snapshot=SnapshotConfig(max_pages=len(first.pages)))
+    second = compact(
+        json.loads(json.dumps(first.messages)),
+        budget=first.tokens_after - 1_500,
+        rungs="snapshot",
+        config=cfg,
+    )
     entry = snapshot_entry(second)
-    src1 = wire_messages(first.messages)[entry.extra["head_messages"]]["x_glyphfold"]["source"]
     src2 = wire_messages(second.messages)[entry.extra["head_messages"]]["x_glyphfold"]["source"]
     assert entry.extra["dropped_chars"] > 0 and src2.startswith("[... ")
     assert src1[-3000:] in src2
