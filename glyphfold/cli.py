@@ -21,6 +21,11 @@ from glyphfold.errors import GlyphfoldError
 # name -> module under glyphfold.commands
 COMMANDS: dict[str, str] = {
     "render": "glyphfold.commands.render",
+    "profiles": "glyphfold.commands.profiles",
+    "legibility": "glyphfold.commands.legibility",
+    "tree": "glyphfold.commands.tree",
+    "sessions": "glyphfold.commands.sessions",
+    "export": "glyphfold.commands.export",
     "compact": "glyphfold.commands.compact",
     "context": "glyphfold.commands.context",
     "shake": "glyphfold.commands.shake",

@@ -1,0 +1,211 @@
+"""Legibility metrics, corpus and OCR wrappers (SPEC §5.4: pages must read back).
+
+The metric functions are pure and tested against a naive reference; the OCR
+wrappers are tested on a page drawn with Pillow, independent of glyphfold's
+renderer. Tests that render with glyphfold itself live further down.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image, ImageDraw, ImageFont
+
+from glyphfold import legibility as L
+from glyphfold.errors import InputError
+
+
+def naive_levenshtein(a: str, b: str) -> int:
+    """Textbook O(n*m) dynamic programme, the reference for the vectorised one."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        cur = [i]
+        for j, cb in enumerate(b, start=1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+# ------------------------------------------------------------------- metrics
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "d"),
+    [
+        ("kitten", "sitting", 3),
+        ("", "abc", 3),
+        ("abc", "", 3),
+        ("abc", "abc", 0),
+        ("flaw", "lawn", 2),
+        ("0O1lI", "O01Il", 4),
+        ("数据库连接池", "数据连接池子", 2),
+    ],
+)
+def test_levenshtein_known_pairs(a, b, d):
+    assert L.levenshtein(a, b) == d
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="ab01lI \n", max_size=30), st.text(alphabet="ab01lI \n", max_size=30))
+def test_levenshtein_matches_naive_reference(a, b):
+    assert L.levenshtein(a, b) == naive_levenshtein(a, b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="abc01", max_size=25), st.text(alphabet="abc01", max_size=25))
+def test_confusions_account_for_the_whole_distance(a, b):
+    """One optimal alignment: its edit count equals the distance."""
+    confusions = L.alignment_confusions(a, b)
+    assert sum(confusions.values()) == L.levenshtein(L.normalise(a), L.normalise(b))
+
+
+def test_cer_definition_ignores_whitespace_and_width_forms():
+    """CER = distance / reference length after NFKC + whitespace removal (module doc)."""
+    ref = "def f(x): return {'a': [1, 2]}"
+    # full-width punctuation and dropped spaces, as rapidocr emits them: no error
+    hyp = "deff（x）:return{'a'：[1，2]}"
+    assert L.cer(ref, hyp) == 0.0
+    # spaced CER counts the dropped spaces
+    assert L.cer(ref, hyp, keep_spaces=True) > 0
+    # one substitution over 24 non-space reference characters
+    assert L.normalise(ref) == "deff(x):return{'a':[1,2]}"
+    assert L.cer(ref, "deff(x):return{'a':[l,2]}") == pytest.approx(1 / 25)
+    with pytest.raises(InputError):
+        L.cer("  \n", "x")
+
+
+def test_confusion_pairs_name_misread_characters():
+    confusions = L.alignment_confusions("id=3f9c2a1b count=10", "id=3f9c2alb c0unt=10")
+    assert confusions == {("1", "l"): 1, ("o", "0"): 1}
+
+
+def test_identifiers_found_and_matched():
+    text = (
+        '{"id": "3f2b8c1e-9d47-4a6e-b5c0-72e1f4a9d386", "sha": "e4c1a97b02d5f368", '
+        '"size": 4718592, "n": 1234, "word": "deadbeef", "again": 4718592}'
+    )
+    # deadbeef has no digit (could be a word), 1234 has fewer than 5 digits
+    assert L.find_identifiers(text) == [
+        "3f2b8c1e-9d47-4a6e-b5c0-72e1f4a9d386",
+        "e4c1a97b02d5f368",
+        "4718592",
+        "4718592",
+    ]
+    assert L.identifier_matches(text, text) == (4, 4)
+    misread = text.replace("a97b", "a976").replace(', "again": 4718592', "")
+    # the hash is misread and the second 4718592 is missing
+    assert L.identifier_matches(text, misread) == (2, 4)
+
+
+def test_corpus_parts_load_and_cover_the_required_kinds():
+    corpus = L.load_corpus()
+    assert list(corpus) == ["english", "code", "tool_json", "french", "spanish", "chinese"]
+    for name, text in corpus.items():
+        assert 100 < len(text) < 1200, name  # small: OCR is slow
+    assert "def " in corpus["code"]
+    assert len(L.find_identifiers(corpus["tool_json"])) >= 10
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in corpus["chinese"])
+    assert "é" in corpus["french"] and "ñ" in corpus["spanish"]
+    assert L.CORPUS_PARTS["chinese"].cjk and not L.CORPUS_PARTS["french"].cjk
+    with pytest.raises(InputError, match="english"):
+        L.load_corpus(["klingon"])
+
+
+def test_text_tokens_never_download():
+    counts = L.count_text_tokens("x" * 10)
+    assert counts["chars_div_4"] == 3  # ceil(10/4)
+    # o200k_base is either counted from the local cache or reported unavailable
+    assert counts["o200k_base"] is None or counts["o200k_base"] > 0
+
+
+# ------------------------------------------------------- image preprocessing
+
+LINES = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Request took 1834 ms and returned 48193 items.",
+    "Every artifact had the right name and size.",
+]
+LINE_PX = 20
+
+
+@pytest.fixture(scope="module")
+def drawn_page() -> np.ndarray:
+    """Three lines of DejaVu Sans Mono drawn by Pillow, 20 px pitch, dark on white."""
+    # Pillow finds the file in the system font dirs (Debian fonts-dejavu-core)
+    font = ImageFont.truetype("DejaVuSansMono.ttf", 14)
+    img = Image.new("L", (420, LINE_PX * len(LINES) + 6), 255)
+    draw = ImageDraw.Draw(img)
+    for i, line in enumerate(LINES):
+        draw.text((4, 3 + LINE_PX * i), line, font=font, fill=0)
+    return np.asarray(img)
+
+
+def test_split_lines_by_projection_and_by_pitch(drawn_page):
+    bands = L.split_lines(drawn_page)
+    assert len(bands) == 3
+    assert all(0 <= top < bottom <= drawn_page.shape[0] for top, bottom in bands)
+    pitched = L.split_lines(drawn_page, pitch_px=LINE_PX)
+    assert len(pitched) == 3
+    assert all(bottom - top <= LINE_PX for top, bottom in pitched)
+    inverted = (255 - drawn_page).astype(np.uint8)
+    assert len(L.split_lines(inverted)) == 3  # light on dark works too
+    assert L.split_lines(np.full((10, 10), 255, np.uint8)) == []
+    with pytest.raises(ValueError, match="pitch_px"):
+        L.split_lines(drawn_page, pitch_px=0)
+
+
+def test_upscale_is_integer_nearest_neighbour():
+    a = np.array([[0, 255], [128, 7]], dtype=np.uint8)
+    b = L.upscale(a, 3)
+    assert b.shape == (6, 6)
+    assert set(np.unique(b)) == set(np.unique(a))  # no new grey levels: no information added
+    assert (b[::3, ::3] == a).all()
+    assert L.upscale(a, 1) is a
+    for bad in (0, 2.0, -1):
+        with pytest.raises(ValueError, match="integer"):
+            L.upscale(a, bad)
+
+
+# ----------------------------------------------------------------- OCR engines
+
+
+@pytest.fixture(scope="module")
+def rapid():
+    """One rapidocr engine per test module (loading the models costs ~0.3 s)."""
+    return L.RapidOcrEngine(scale=2)
+
+
+@pytest.mark.ocr
+def test_rapidocr_reads_a_pillow_page(rapid, drawn_page):
+    text = rapid.read(drawn_page, pitch_px=LINE_PX)
+    assert len(text.splitlines()) == 3
+    assert L.cer("\n".join(LINES), text) <= 0.03
+    assert L.identifier_matches("\n".join(LINES), text) == (1, 1)  # 48193
+
+
+@pytest.mark.ocr
+def test_rapidocr_page_mode_reads_lines_in_order(drawn_page):
+    engine = L.RapidOcrEngine(scale=2, mode="page")
+    text = engine.read(drawn_page)
+    assert L.cer("\n".join(LINES), text) <= 0.05
+    assert text.index("fox") < text.index("1834") < text.index("artifact")
+
+
+@pytest.mark.ocr
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="Debian tesseract-ocr not installed")
+def test_tesseract_reads_a_pillow_page(drawn_page):
+    engine = L.TesseractEngine(scale=3)
+    text = engine.read(drawn_page)
+    assert L.cer("\n".join(LINES), text) <= 0.03
+    assert "eng" in engine.installed_langs()
+
+
+def test_engine_registry_rejects_unknown_names():
+    with pytest.raises(InputError, match="rapidocr"):
+        L.ocr_engines(["abbyy"])
+    with pytest.raises(ValueError, match="mode"):
+        L.RapidOcrEngine(mode="columns")
