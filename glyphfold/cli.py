@@ -30,6 +30,10 @@ COMMANDS: dict[str, str] = {
     "shapes": "glyphfold.commands.shapes",
     "validate": "glyphfold.commands.validate",
     "trim": "glyphfold.commands.trim",
+    "compact": "glyphfold.commands.compact",
+    "context": "glyphfold.commands.context",
+    "shake": "glyphfold.commands.shake",
+    "demo": "glyphfold.commands.demo",
 }
 
 EXIT_OK = 0
