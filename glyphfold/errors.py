@@ -70,3 +70,11 @@ class NotFoundError(StoreError, LookupError):
 
 class ConflictError(StoreError):
     """Another writer moved the conversation tip first (compare-and-set failed)."""
+
+
+class TokenizerUnavailableError(GlyphfoldError, RuntimeError):
+    """An exact tokenizer that is not installed or not available offline."""
+
+
+class SummarizerError(GlyphfoldError, RuntimeError):
+    """A summarizer raised, timed out or returned something that is not text."""

@@ -1,0 +1,144 @@
+"""History events (HistoryTrimmed and friends) and the observer bus that delivers them.
+
+SPEC §2.6: trimming is never silent; every dropped turn is announced to every
+subscriber. A subscriber that raises is logged and skipped: it can break neither
+the trim nor the other subscribers.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "TRIM_REASONS",
+    "EventBus",
+    "HistoryTrimmed",
+    "MessagesEvicted",
+    "OrphansSwept",
+    "default_bus",
+    "publish",
+    "subscribe",
+]
+
+log = logging.getLogger("glyphfold.events")
+
+TRIM_REASONS = ("token_budget", "turn_limit", "overflow_recovery")
+TrimReason = Literal["token_budget", "turn_limit", "overflow_recovery"]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryTrimmed:
+    """Whole turns were dropped from the start of the history (SPEC §2.6).
+
+    ``dropped_range`` is the (start, end) slice of the *input* messages that
+    was dropped; it is always contiguous because only the oldest turns go.
+    """
+
+    reason: str
+    dropped_messages: int
+    dropped_turns: int
+    kept_turns: int
+    tokens_before: int
+    tokens_after: int
+    dropped_range: tuple[int, int]
+    breadcrumb: str
+
+    def __post_init__(self) -> None:
+        if self.reason not in TRIM_REASONS:
+            msg = f"HistoryTrimmed reason must be one of {TRIM_REASONS}, got {self.reason!r}"
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class OrphansSwept:
+    """The orphan sweep (SPEC §2.7) repaired an inconsistent history.
+
+    Indices refer to the input messages; ``synthesized`` lists the call ids that
+    received a synthetic "result missing" result instead of being removed.
+    """
+
+    removed_results: tuple[tuple[int, str], ...]
+    removed_calls: tuple[tuple[int, str], ...]
+    synthesized: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesEvicted:
+    """FIFO eviction (SPEC §4.1) removed the oldest messages."""
+
+    evicted_messages: int
+    tokens_evicted: int
+    total_tokens: int
+    prompt_overhead: int
+    max_safe_tokens: int
+
+
+Subscriber = Callable[[Any], object]
+
+
+class EventBus:
+    """A synchronous observer bus; subscribers may filter by event type."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subs: list[tuple[Subscriber, tuple[type, ...] | None]] = []
+
+    def subscribe(
+        self, fn: Subscriber, *, types: tuple[type, ...] | type | None = None
+    ) -> Callable[[], None]:
+        """Register ``fn``; return a function that unsubscribes it."""
+        if not callable(fn):
+            msg = f"subscriber must be callable, got {type(fn).__name__}"
+            raise TypeError(msg)
+        kinds = (types,) if isinstance(types, type) else types
+        entry = (fn, kinds)
+        with self._lock:
+            self._subs.append(entry)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if entry in self._subs:
+                    self._subs.remove(entry)
+
+        return unsubscribe
+
+    def publish(self, event: Any) -> int:
+        """Deliver ``event`` to every matching subscriber; return how many received it."""
+        with self._lock:
+            subs = list(self._subs)
+        delivered = 0
+        for fn, kinds in subs:
+            if kinds is not None and not isinstance(event, kinds):
+                continue
+            try:
+                fn(event)
+            except Exception:  # a broken dashboard must not break trimming
+                log.exception(
+                    "glyphfold event subscriber %r failed on %s", fn, type(event).__name__
+                )
+                continue
+            delivered += 1
+        return delivered
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._subs)
+
+
+default_bus = EventBus()
+
+
+def subscribe(
+    fn: Subscriber, *, types: tuple[type, ...] | type | None = None
+) -> Callable[[], None]:
+    """Subscribe ``fn`` to the process-wide default bus."""
+    return default_bus.subscribe(fn, types=types)
+
+
+def publish(event: Any, bus: EventBus | None = None) -> int:
+    """Publish on ``bus`` (default: the process-wide bus)."""
+    return (bus if bus is not None else default_bus).publish(event)

@@ -1,0 +1,76 @@
+"""Canonical columns of committed messages, computed with core's model.
+
+The store keeps each wire payload verbatim plus a few columns derived here
+from ``glyphfold.compaction.messages`` / ``turns`` / ``tokens``: the canonical
+role, whether the message starts a turn (SPEC §1), the tool-call and
+tool-result ids it carries, and its token estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from glyphfold.compaction.messages import OPENAI, detect_format, to_canonical
+from glyphfold.compaction.tokens import estimate_message_tokens
+from glyphfold.compaction.turns import is_turn_start
+
+
+@dataclass(frozen=True)
+class Canon:
+    """The derived columns of one message."""
+
+    role: str
+    turn_start: bool
+    tool_call_ids: tuple[str, ...]
+    tool_result_ids: tuple[str, ...]
+    tokens: int
+
+
+def signal_format(messages: Sequence[Any], *, anthropic_envelope: bool) -> str | None:
+    """The wire format the messages can only be, or None when they fit both.
+
+    Core's detector resolves plain text by the container (list: OpenAI, dict:
+    Anthropic); asking it both ways tells a real signal from that default.
+    Raises HistoryFormatError for mixed or malformed messages.
+    """
+    as_list = detect_format(list(messages))
+    if anthropic_envelope:
+        return detect_format({"system": None, "messages": list(messages)})
+    as_dict = detect_format({"messages": list(messages)})
+    return as_list if as_list == as_dict else None
+
+
+def canon_messages(messages: Sequence[Any], *, format: str | None) -> list[Canon]:
+    """Derived columns for each message (plain-text messages parse the same in both formats)."""
+    history = to_canonical(list(messages), format=format or OPENAI)
+    out: list[Canon] = []
+    for m in history.messages:
+        out.append(
+            Canon(
+                m.role,
+                is_turn_start(m),
+                tuple(c.id for c in m.tool_calls),
+                tuple(r.call_id for r in m.tool_results),
+                estimate_message_tokens(m, images_sent=True, tool_results_by_bytes=False),
+            )
+        )
+    return out
+
+
+def tool_call_summaries(payloads: Sequence[dict[str, Any]], *, format: str | None) -> list[str]:
+    """``name(arguments)`` for every tool call in the messages, arguments shortened."""
+    import json
+
+    history = to_canonical(list(payloads), format=format or OPENAI)
+    out: list[str] = []
+    for m in history.messages:
+        for call in m.tool_calls:
+            args = call.arguments
+            text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            text = " ".join((text or "").split())
+            if len(text) > 60:
+                text = text[:59] + "…"
+            out.append(f"{call.name}({text})")
+    return out

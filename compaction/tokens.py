@@ -1,0 +1,410 @@
+"""Token estimates of a history (SPEC §3.4) and the TokenCounter protocol.
+
+The estimate is a heuristic, not a provider tokenizer: about 4 characters per
+token plus 4 framing tokens per message. Images are priced through the provider
+profile (``glyphfold.render.profiles``) only where SPEC §3.4 says they are sent:
+user messages, and tool results of the current (newest) turn. Older tool
+results are costed by the UTF-8 byte size of their text.
+
+``image_policy="all"`` prices every image in the history instead: use it when
+the wire history is sent to the provider as-is (every image in it is billed),
+rather than by a harness that, like the seed's runtime, only attaches the images
+of current tool results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Protocol, runtime_checkable
+
+from glyphfold.compaction.messages import (
+    History,
+    Image,
+    Message,
+    Text,
+    ToolCall,
+    ToolResult,
+    Unknown,
+    coerce,
+)
+from glyphfold.compaction.turns import TOOL_RESULTS_PREFIX, segment_turns
+
+from glyphfold.errors import InputError, TokenizerUnavailableError
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "FRAMING_TOKENS",
+    "IMAGE_POLICIES",
+    "HeuristicCounter",
+    "TiktokenCounter",
+    "TokenCosts",
+    "TokenCounter",
+    "estimate_history_tokens",
+    "estimate_message_tokens",
+    "image_tokens",
+    "token_costs",
+]
+
+CHARS_PER_TOKEN = 4
+FRAMING_TOKENS = 4
+IMAGE_POLICIES = ("spec", "all")
+DEFAULT_PROFILE = "anthropic"
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts the tokens of a piece of text; plug an exact tokenizer in here."""
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens of ``text``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class HeuristicCounter:
+    """About ``chars_per_token`` characters per token, rounded up (SPEC §3.4)."""
+
+    chars_per_token: int = CHARS_PER_TOKEN
+
+    def __post_init__(self) -> None:
+        if isinstance(self.chars_per_token, bool) or not isinstance(self.chars_per_token, int):
+            msg = f"chars_per_token must be an int, got {self.chars_per_token!r}"
+            raise InputError(msg)
+        if self.chars_per_token < 1:
+            msg = f"chars_per_token must be >= 1, got {self.chars_per_token}"
+            raise InputError(msg)
+
+    def count(self, text: str) -> int:
+        """ceil(len(text) / chars_per_token)."""
+        return -(-len(text) // self.chars_per_token)
+
+
+def _tiktoken_cache_file(encoding: str) -> str | None:
+    """Where tiktoken would find ``encoding`` offline, or None if it would download it."""
+    import tiktoken_ext.openai_public as pub  # ships with tiktoken
+
+    # the constructor names its BPE file URL as a constant; read it without calling
+    src = getattr(pub, "ENCODING_CONSTRUCTORS", {}).get(encoding)
+    url = None
+    if src is not None:
+        code = getattr(src, "__code__", None)
+        consts = code.co_consts if code is not None else ()
+        url = next((c for c in consts if isinstance(c, str) and c.startswith("http")), None)
+    if url is None:
+        return None
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
+    elif "DATA_GYM_CACHE_DIR" in os.environ:
+        cache_dir = os.environ["DATA_GYM_CACHE_DIR"]
+    else:
+        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if not cache_dir:
+        return None
+    path = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
+    return path if os.path.exists(path) else None
+
+
+class TiktokenCounter:
+    """Exact OpenAI token counts via tiktoken (optional extra ``glyphfold[tiktoken]``).
+
+    tiktoken's wheel does not contain the BPE tables; it downloads them on first
+    use. glyphfold never downloads at run time: the encoding must already be in
+    tiktoken's cache (``TIKTOKEN_CACHE_DIR``), else TokenizerUnavailableError
+    says how to provide it.
+    """
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        try:
+            import tiktoken
+        except ImportError as exc:
+            msg = "TiktokenCounter needs tiktoken: pip install 'glyphfold[tiktoken]'"
+            raise TokenizerUnavailableError(msg) from exc
+        if encoding not in tiktoken.list_encoding_names():
+            msg = f"unknown tiktoken encoding {encoding!r}; valid: {tiktoken.list_encoding_names()}"
+            raise InputError(msg)
+        if _tiktoken_cache_file(encoding) is None:
+            msg = (
+                f"tiktoken encoding {encoding!r} is not available offline and glyphfold never "
+                "downloads at run time; load it once with network access "
+                f"(python -c \"import tiktoken; tiktoken.get_encoding('{encoding}')\") "
+                "with TIKTOKEN_CACHE_DIR set to a persistent directory, then set the same "
+                "TIKTOKEN_CACHE_DIR here, or use HeuristicCounter"
+            )
+            raise TokenizerUnavailableError(msg)
+        self._enc = tiktoken.get_encoding(encoding)
+        self.encoding = encoding
+
+    def count(self, text: str) -> int:
+        """Exact token count (special tokens counted as plain text)."""
+        return len(self._enc.encode(text, disallowed_special=()))
+
+
+_HEURISTIC = HeuristicCounter()
+
+
+# --------------------------------------------------------------------------- images
+
+
+@lru_cache(maxsize=64)
+def _profile_by_name(name: str) -> Any:
+    from glyphfold.render.profiles import get_profile
+
+    return get_profile(name)
+
+
+def _profile(profile: Any) -> Any:
+    if isinstance(profile, str):
+        return _profile_by_name(profile)
+    if hasattr(profile, "cost"):
+        return profile
+    msg = f"profile must be a profile name or a Profile, got {type(profile).__name__}"
+    raise InputError(msg)
+
+
+def image_tokens(image: Image, *, profile: Any = DEFAULT_PROFILE) -> int:
+    """What the provider bills for one image (profile pricing; fixed cost when size unknown)."""
+    prof = _profile(profile)
+    if not getattr(prof, "vision", True):
+        name = getattr(prof, "name", prof)
+        msg = (
+            f"the history holds an image but profile {name!r} has no vision: strip the images "
+            "first (the ladder's image rung does) or price them with a vision profile"
+        )
+        raise InputError(msg)
+    if image.width and image.height:
+        return int(prof.cost(image.width, image.height))
+    # Unknown size (a URL): assume the largest page the provider takes without
+    # downscaling, i.e. the most a single image can cost there.
+    return int(prof.cost(prof.max_page_width, prof.max_page_height))
+
+
+# --------------------------------------------------------------------------- messages
+
+
+# one encoder: json.dumps(..., separators=...) would build a new one per call
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+def _unknown_text(b: Unknown) -> str:
+    try:
+        return _encode(b.raw)
+    except (TypeError, ValueError):
+        return str(b.raw)
+
+
+def _call_text(b: ToolCall) -> str:
+    args = b.arguments
+    if type(args) is not str:
+        try:
+            args = _encode(args)
+        except (TypeError, ValueError):
+            args = str(args)
+    return b.name + args
+
+
+def estimate_message_tokens(
+    message: Message,
+    *,
+    images_sent: bool,
+    tool_results_by_bytes: bool,
+    profile: Any = DEFAULT_PROFILE,
+    counter: TokenCounter | None = None,
+) -> int:
+    """Tokens of one message: 4 framing + its text, images priced only if sent.
+
+    ``tool_results_by_bytes`` costs tool-result text by its UTF-8 byte size
+    (older tool results, SPEC §3.4) when the heuristic counter is used.
+    """
+    c = counter or _HEURISTIC
+    heuristic = isinstance(c, HeuristicCounter)
+    total = FRAMING_TOKENS
+    chars = 0  # heuristic: sum first, round once per message
+    # a "[Tool results]" user message is a tool result written as text
+    text_bytes = tool_results_by_bytes and _is_bracket_results(message)
+    for b in message.blocks:
+        if isinstance(b, Text):
+            if heuristic and text_bytes:
+                chars += len(b.text.encode("utf-8"))
+            elif heuristic:
+                chars += len(b.text)
+            else:
+                total += c.count(b.text)
+        elif isinstance(b, ToolResult):
+            for x in b.content:
+                if isinstance(x, Text):
+                    if heuristic:
+                        chars += (
+                            len(x.text.encode("utf-8")) if tool_results_by_bytes else len(x.text)
+                        )
+                    else:
+                        total += c.count(x.text)
+                elif isinstance(x, Image):
+                    if images_sent:
+                        total += image_tokens(x, profile=profile)
+                elif isinstance(x, Unknown):
+                    s = _unknown_text(x)
+                    total += -(-len(s) // c.chars_per_token) if heuristic else c.count(s)
+        elif isinstance(b, Image):
+            if images_sent:
+                total += image_tokens(b, profile=profile)
+        elif isinstance(b, ToolCall):
+            s = _call_text(b)
+            if heuristic:
+                chars += len(s)
+            else:
+                total += c.count(s)
+        elif isinstance(b, Unknown):
+            s = _unknown_text(b)
+            if heuristic:
+                chars += len(s)
+            else:
+                total += c.count(s)
+    if chars:
+        total += -(-chars // c.chars_per_token)  # type: ignore[union-attr]
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCosts:
+    """Per-message token estimates: ``system`` (Anthropic top-level) and one per message."""
+
+    system: int
+    messages: tuple[int, ...]
+
+    @property
+    def total(self) -> int:
+        """The whole history's estimate."""
+        return self.system + sum(self.messages)
+
+
+def _is_bracket_results(m: Message) -> bool:
+    blocks = m.blocks
+    return (
+        m.role == "user"
+        and bool(blocks)
+        and type(blocks[0]) is Text
+        and blocks[0].text.startswith(TOOL_RESULTS_PREFIX)
+    )
+
+
+def _text_units(m: Message, by_bytes: bool) -> int:
+    """Heuristic fast path: character units of a message without images or unknown blocks.
+
+    Returns -1 when the message holds anything else (then estimate_message_tokens
+    prices it); for the rest the result equals estimate_message_tokens exactly.
+    """
+    n = 0
+    for b in m.blocks:
+        tb = type(b)
+        if tb is Text:
+            n += len(b.text)
+        elif tb is ToolCall:
+            n += len(_call_text(b))
+        elif tb is ToolResult:
+            for x in b.content:
+                if type(x) is not Text:
+                    return -1
+                n += len(x.text.encode("utf-8")) if by_bytes else len(x.text)
+        else:
+            return -1
+    return n
+
+
+def _costs(
+    h: History,
+    *,
+    profile: Any,
+    counter: TokenCounter | None,
+    image_policy: str,
+    seg: Any = None,
+) -> TokenCosts:
+    if image_policy not in IMAGE_POLICIES:
+        msg = f"image_policy must be one of {IMAGE_POLICIES}, got {image_policy!r}"
+        raise InputError(msg)
+    if counter is not None and not isinstance(counter, TokenCounter):
+        msg = f"counter must have a count(text) -> int method, got {type(counter).__name__}"
+        raise InputError(msg)
+    c = counter or _HEURISTIC
+    heuristic = type(c) is HeuristicCounter
+    cpt = c.chars_per_token if heuristic else 0  # type: ignore[union-attr]
+    if seg is None:
+        seg = segment_turns(h)
+    # the current user turn: the newest one (everything, if there is no turn yet)
+    current_from = seg.turns[-1].start if seg.turns else 0
+    spec = image_policy == "spec"
+    out: list[int] = []
+    append = out.append
+    for i, m in enumerate(h.messages):
+        old_turn = i < current_from
+        if heuristic and not (old_turn and m.role == "user" and _is_bracket_results(m)):
+            # most messages hold text, calls and text results only: 4 + ceil(units / 4)
+            n = _text_units(m, old_turn)
+            if n >= 0:
+                append(FRAMING_TOKENS + -(-n // cpt))
+                continue
+        is_result = m.role == "tool" or _is_bracket_results(m)
+        if not is_result:
+            for b in m.blocks:
+                if type(b) is ToolResult:
+                    is_result = True
+                    break
+        old_result = is_result and i < current_from
+        if not spec:
+            sent = True
+        elif is_result:
+            sent = not old_result
+        else:
+            sent = m.role == "user"
+        append(
+            estimate_message_tokens(
+                m,
+                images_sent=sent,
+                tool_results_by_bytes=old_result,
+                profile=profile,
+                counter=c,
+            )
+        )
+    system = 0
+    if h.system is not None:
+        system = FRAMING_TOKENS + c.count(h.system_text)
+    return TokenCosts(system, tuple(out))
+
+
+def token_costs(
+    history: Any,
+    *,
+    profile: Any = DEFAULT_PROFILE,
+    counter: TokenCounter | None = None,
+    image_policy: str = "spec",
+) -> TokenCosts:
+    """Per-message estimates of a history (wire or canonical), as SPEC §3.4 prices them."""
+    h, _ = coerce(history)
+    return _costs(h, profile=profile, counter=counter, image_policy=image_policy)
+
+
+def estimate_history_tokens(
+    history: Any,
+    *,
+    profile: Any = DEFAULT_PROFILE,
+    counter: TokenCounter | None = None,
+    image_policy: str = "spec",
+) -> int:
+    """Estimate the tokens of a history (SPEC §3.4): ~4 chars/token + 4 per message.
+
+    ``profile`` (a name or a Profile from ``glyphfold.render.profiles``) prices
+    images; ``counter`` replaces the 4-chars heuristic with an exact tokenizer;
+    ``image_policy`` is ``"spec"`` (SPEC §3.4) or ``"all"`` (every image billed).
+    """
+    return token_costs(history, profile=profile, counter=counter, image_policy=image_policy).total
+
+
+def count_texts(texts: Sequence[str], *, counter: TokenCounter | None = None) -> int:
+    """Sum the tokens of several texts (prompt overhead: system + context + tool prompt)."""
+    c = counter or _HEURISTIC
+    return sum(c.count(t) for t in texts if t)

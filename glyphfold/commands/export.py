@@ -1,0 +1,56 @@
+"""``glyphfold export``: print a conversation's working history at its tip as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = "print a conversation's working history (root -> tip) as wire-format JSON"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        default=None,
+        help="store URL (sqlite:///path.db, postgresql://...); default $GLYPHFOLD_DB "
+        "or ~/.local/share/glyphfold/transcripts.db",
+    )
+    parser.add_argument(
+        "conversation", metavar="CONVERSATION", help="conversation id or unique prefix"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("openai", "anthropic"),
+        default=None,
+        help="wire format of the output (default: the format it was recorded in)",
+    )
+    parser.add_argument(
+        "--tree",
+        action="store_true",
+        help="export the whole session tree (every branch, checkpoints) instead, "
+        "in glyphfold's importable dump format",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from glyphfold.compaction.store.url import parse_store_url
+    from glyphfold.compaction.store.view import open_existing
+    from glyphfold.errors import InputError, NotFoundError
+
+    if args.tree and args.format:
+        msg = "--tree exports glyphfold's own dump format; drop --format"
+        raise InputError(msg)
+    store = open_existing(args.db)
+    if store is None:
+        msg = f"no store at {parse_store_url(args.db).target} yet (nothing has been recorded)"
+        raise NotFoundError(msg)
+    with store:
+        conversation = store.resolve(args.conversation)
+        data = store.dump(conversation) if args.tree else store.export(
+            conversation, format=args.format
+        )
+    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+    return 0

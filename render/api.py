@@ -1,0 +1,302 @@
+"""``render_text``: text in, dense PNG glyph pages out (the public render entry point)."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
+from glyphfold.fonts.resolve import fallback_chain, install_hint, resolve_font
+from glyphfold.render.atlas import Atlas, get_atlas
+from glyphfold.render.encode import BIT_DEPTHS, DEFAULT_LEVEL, encode_png
+from glyphfold.render.layout import (
+    FOLD_CHARS,
+    MIN_COLS,
+    Layout,
+    LayoutConfig,
+    to_codepoints,
+)
+from glyphfold.render.page import Page, blit
+
+from glyphfold.errors import InputError, LayoutError
+
+if TYPE_CHECKING:
+    from glyphfold.render.profiles import Profile
+    from glyphfold.render.shapes import Shape
+
+__all__ = ["Page", "RenderResult", "Setup", "render_text", "resolve_setup"]
+
+_SIZE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
+MAX_CELL_PX = 256
+MAX_PAGE_PX = 16384
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    """The pages of one render and what it cost."""
+
+    pages: tuple[Page, ...]
+    chars: int
+    image_tokens: int
+    missing_glyphs: dict[int, int]
+    elapsed_ms: float
+    dropped: dict[str, int] = field(default_factory=dict)
+    hints: tuple[str, ...] = ()
+    width: int = 0
+    height: int = 0
+    cell: tuple[int, int] = (0, 0)
+    bits: int = 8
+    profile: str = ""
+    shape: str = ""
+    fonts: tuple[str, ...] = ()
+
+    @property
+    def text_tokens_estimate(self) -> int:
+        """Tokens the same text would cost as text (the chars/4 heuristic)."""
+        return (self.chars + 3) // 4
+
+    @property
+    def chars_per_image_token(self) -> float:
+        """Source characters carried per image token (higher is denser)."""
+        return self.chars / self.image_tokens if self.image_tokens else 0.0
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything a render needs, resolved from profile, shape and explicit options."""
+
+    profile: Profile
+    shape: Shape
+    cell_w: int
+    cell_h: int
+    page_w: int
+    page_h: int
+    bits: int
+    chain: tuple[Path, ...]
+    config: LayoutConfig
+
+
+def parse_size(value: str | Sequence[int], *, what: str) -> tuple[int, int]:
+    """Parse ``"WxH"`` or a (w, h) pair into two positive ints."""
+    if isinstance(value, str):
+        m = _SIZE.match(value)
+        if m is None:
+            msg = f"{what} must look like WxH (e.g. 8x16), got {value!r}"
+            raise LayoutError(msg)
+        w, h = int(m.group(1)), int(m.group(2))
+    else:
+        try:
+            w, h = (int(v) for v in value)
+        except (TypeError, ValueError):
+            msg = f"{what} must be a (width, height) pair of ints, got {value!r}"
+            raise LayoutError(msg) from None
+    if w < 1 or h < 1:
+        msg = f"{what} must be positive, got {w}x{h}"
+        raise LayoutError(msg)
+    return w, h
+
+
+def resolve_setup(
+    *,
+    profile: str | Profile = "anthropic",
+    shape: str | Shape | None = None,
+    font: str | os.PathLike[str] | None = None,
+    cell: str | Sequence[int] | None = None,
+    page: str | Sequence[int] | None = None,
+    bits: int | None = None,
+    reflow: bool = False,
+    tab_size: int = 8,
+) -> Setup:
+    """Resolve profile defaults, the shape and explicit overrides into one ``Setup``.
+
+    Precedence: explicit argument > shape (cell, font, bits) > profile defaults
+    (page, shape, bits). ``GLYPHFOLD_FONT`` overrides the shape's font but not an
+    explicit ``font``.
+    """
+    from glyphfold.render.profiles import get_profile
+    from glyphfold.render.shapes import get_shape
+
+    prof = get_profile(profile)
+    if not prof.vision:
+        msg = f"profile {prof.name!r} has no vision: it cannot read rendered pages"
+        raise InputError(msg)
+    shp = get_shape(shape if shape is not None else prof.default_shape)
+    cell_w, cell_h = parse_size(cell, what="cell") if cell is not None else (shp.cell_w, shp.cell_h)
+    if cell_w > MAX_CELL_PX or cell_h > MAX_CELL_PX or cell_h < 4 or cell_w < 2:
+        msg = f"cell must be 2..{MAX_CELL_PX} x 4..{MAX_CELL_PX} px, got {cell_w}x{cell_h}"
+        raise LayoutError(msg)
+    page_w, page_h = parse_size(page, what="page") if page is not None else prof.default_page
+    if page_w > MAX_PAGE_PX or page_h > MAX_PAGE_PX:
+        msg = f"page must be at most {MAX_PAGE_PX}x{MAX_PAGE_PX} px, got {page_w}x{page_h}"
+        raise LayoutError(msg)
+    if bits is None:
+        bits = shp.bits if shape is not None else prof.default_bits
+    if bits not in BIT_DEPTHS:
+        msg = f"bits must be one of {BIT_DEPTHS}, got {bits!r}"
+        raise InputError(msg)
+    primary = resolve_font(font, preferred=shp.font)
+    chain = fallback_chain(primary, cell_h=cell_h)
+    # the marks are the glyphs the bundled pixel fonts promise to cover
+    cont, nl = CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
+    cols, rows = page_w // cell_w, page_h // cell_h
+    if rows < 1 or cols < MIN_COLS:
+        msg = (
+            f"a {page_w}x{page_h} page holds {cols}x{rows} cells of {cell_w}x{cell_h} px; "
+            f"it needs at least {MIN_COLS} columns and 1 row"
+        )
+        raise LayoutError(msg)
+    config = LayoutConfig(
+        cols=cols, rows=rows, tab_size=tab_size, reflow=reflow, continuation=cont, newline=nl
+    )
+    return Setup(
+        profile=prof,
+        shape=shp,
+        cell_w=cell_w,
+        cell_h=cell_h,
+        page_w=page_w,
+        page_h=page_h,
+        bits=bits,
+        chain=chain,
+        config=config,
+    )
+
+
+def atlas_for(setup: Setup) -> Atlas:
+    """Return the cached atlas of a setup."""
+    return get_atlas(setup.chain, cell_w=setup.cell_w, cell_h=setup.cell_h, bits=setup.bits)
+
+
+def _count_missing(cps: np.ndarray, missing: set[int]) -> dict[int, int]:
+    if not missing:
+        return {}
+    arr = np.fromiter(missing, dtype=np.uint32, count=len(missing))
+    hit = cps[np.isin(cps, arr)]
+    if not hit.size:
+        return {}
+    vals, counts = np.unique(hit, return_counts=True)
+    return {int(v): int(c) for v, c in zip(vals, counts, strict=True)}
+
+
+def _hints(missing: dict[int, int]) -> tuple[str, ...]:
+    by_pkg: dict[str, list[int]] = {}
+    for cp in sorted(missing):
+        by_pkg.setdefault(install_hint(cp), []).append(cp)
+    out = []
+    for pkg, cps in sorted(by_pkg.items()):
+        sample = ", ".join(f"U+{c:04X}" for c in cps[:5]) + (" ..." if len(cps) > 5 else "")
+        out.append(f"no font has {sample}; install one, e.g. `apt-get install {pkg}`")
+    return tuple(out)
+
+
+def render_text(
+    text: str,
+    *,
+    profile: str | Profile = "anthropic",
+    shape: str | Shape | None = None,
+    font: str | os.PathLike[str] | None = None,
+    cell: str | Sequence[int] | None = None,
+    page: str | Sequence[int] | None = None,
+    bits: int | None = None,
+    reflow: bool = False,
+    tab_size: int = 8,
+    level: int = DEFAULT_LEVEL,
+    max_image_bytes: int | None = None,
+    keep_pixels: bool = False,
+) -> RenderResult:
+    """Render ``text`` into PNG pages of glyphs sized for ``profile``.
+
+    ``shape`` picks a named cell/font/bit-depth; ``font`` (path or bundled name),
+    ``cell`` and ``page`` (``"WxH"`` or pairs, px) and ``bits`` (1, 2, 4, 8)
+    override it. ``reflow`` folds line breaks into a newline glyph. Every page
+    records the source span it shows and its image-token price. Pages larger
+    than ``max_image_bytes`` (default: the profile's per-image limit) raise
+    :class:`~glyphfold.errors.EncodeError`. ``keep_pixels`` keeps each page's
+    uint8 pixels on ``Page.pixels``.
+    """
+    t0 = time.perf_counter()
+    if not isinstance(text, str):
+        msg = f"text must be str, got {type(text).__name__}"
+        raise InputError(msg)
+    setup = resolve_setup(
+        profile=profile,
+        shape=shape,
+        font=font,
+        cell=cell,
+        page=page,
+        bits=bits,
+        reflow=reflow,
+        tab_size=tab_size,
+    )
+    limit = setup.profile.max_image_bytes if max_image_bytes is None else max_image_bytes
+    atlas = atlas_for(setup)
+    cps = to_codepoints(text)
+    lay = Layout(cps, setup.config)
+    extra = (setup.config.continuation, setup.config.newline, *set(FOLD_CHARS.tolist()))
+    atlas.prepare(cps, lay.cls, extra)
+    cfg = setup.config
+    buf = np.empty((cfg.rows * setup.cell_h, cfg.cols * setup.cell_w), dtype=np.uint8)
+    pages: list[Page] = []
+    for pl in lay.pages(reuse=not keep_pixels):
+        pixels = blit(pl, atlas, None if keep_pixels else buf)
+        h, w = pixels.shape
+        png = encode_png(pixels, bits=setup.bits, level=level, max_bytes=limit)
+        pages.append(
+            Page(
+                png=png,
+                width=w,
+                height=h,
+                source_span=pl.span,
+                image_tokens=setup.profile.cost(w, h),
+                rows=pl.n_rows,
+                row_spans=tuple(pl.row_spans()),
+                pixels=pixels if keep_pixels else None,
+            )
+        )
+    missing = _count_missing(cps, atlas.missing)
+    return RenderResult(
+        pages=tuple(pages),
+        chars=len(text),
+        image_tokens=sum(p.image_tokens for p in pages),
+        missing_glyphs=missing,
+        elapsed_ms=(time.perf_counter() - t0) * 1000.0,
+        dropped=lay.dropped,
+        hints=_hints(missing),
+        width=cfg.cols * setup.cell_w,
+        height=cfg.rows * setup.cell_h,
+        cell=(setup.cell_w, setup.cell_h),
+        bits=setup.bits,
+        profile=setup.profile.name,
+        shape=setup.shape.name,
+        fonts=tuple(str(p) for p in setup.chain),
+    )
+
+
+def describe(result: RenderResult) -> dict[str, Any]:
+    """A JSON-ready summary of a render (what ``glyphfold render --json`` prints)."""
+    first = result.pages[0] if result.pages else None
+    return {
+        "pages": len(result.pages),
+        "chars": result.chars,
+        "width": first.width if first else 0,
+        "height": first.height if first else 0,
+        "page_sizes": [[p.width, p.height] for p in result.pages],
+        "cell": list(result.cell),
+        "bits": result.bits,
+        "profile": result.profile,
+        "shape": result.shape,
+        "image_tokens": result.image_tokens,
+        "text_tokens_estimate": result.text_tokens_estimate,
+        "chars_per_image_token": round(result.chars_per_image_token, 3),
+        "missing_glyphs": {f"U+{cp:04X}": n for cp, n in sorted(result.missing_glyphs.items())},
+        "dropped": result.dropped,
+        "hints": list(result.hints),
+        "png_bytes": sum(len(p.png) for p in result.pages),
+        "elapsed_ms": round(result.elapsed_ms, 3),
+        "fonts": list(result.fonts),
+    }

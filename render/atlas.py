@@ -1,0 +1,122 @@
+"""Glyph atlas: every glyph cell in one uint8 array plus a code -> index table.
+
+Cells hold final page pixels (255 = paper, 0 = ink), already quantised to the
+page bit depth, so blitting is a plain copy. A wide glyph occupies two
+consecutive slots (left, right); the layout's ``WIDE_CONT`` code makes the blit
+take the slot after the previous cell's. Glyphs are rasterised once, on first
+use; atlases are cached per (font chain, cell, bits) for the process.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+from glyphfold.fonts.raster import Rasterizer
+from glyphfold.render import _kernels as K
+
+TABLE_SIZE = K.WIDE_CONT + 1
+
+
+def quantize(ink: np.ndarray, bits: int) -> np.ndarray:
+    """Map ink coverage (0..255) to page pixels with 2**bits evenly spaced levels."""
+    paper = 255 - ink.astype(np.int32)
+    if bits == 8:
+        return paper.astype(np.uint8)
+    levels = (1 << bits) - 1
+    q = (paper * levels + 127) // 255
+    return (q * 255 // levels).astype(np.uint8)
+
+
+def replacement_box(cell_w: int, cell_h: int) -> np.ndarray:
+    """Ink of the visible replacement box drawn for glyphs no font has."""
+    ink = np.zeros((cell_h, cell_w), dtype=np.uint8)
+    x0, x1 = (1, cell_w - 2) if cell_w >= 4 else (0, cell_w - 1)
+    y0, y1 = (1, cell_h - 2) if cell_h >= 6 else (0, cell_h - 1)
+    ink[y0, x0 : x1 + 1] = 255
+    ink[y1, x0 : x1 + 1] = 255
+    ink[y0 : y1 + 1, x0] = 255
+    ink[y0 : y1 + 1, x1] = 255
+    return ink
+
+
+class Atlas:
+    """Glyph cells for one font chain, cell size and bit depth."""
+
+    def __init__(self, chain: tuple[Path, ...], *, cell_w: int, cell_h: int, bits: int) -> None:
+        self.chain = chain
+        self.cell_w = cell_w
+        self.cell_h = cell_h
+        self.bits = bits
+        self.raster = Rasterizer(chain, cell_w=cell_w, cell_h=cell_h, mono=bits == 1)
+        self.table = np.full(TABLE_SIZE, -1, dtype=np.int32)
+        self.cells = np.empty((256, cell_h, cell_w), dtype=np.uint8)
+        self.size = 0
+        self.missing: set[int] = set()
+        self._lock = threading.Lock()
+        self._box = self._add(quantize(replacement_box(cell_w, cell_h), bits))
+        wide_box = replacement_box(2 * cell_w, cell_h)
+        self._wide_box = self._add(quantize(wide_box, bits))
+        self.table[K.BLANK] = self._add(np.full((cell_h, cell_w), 255, dtype=np.uint8))
+
+    def _add(self, pixels: np.ndarray) -> int:
+        """Append one (or, for a wide glyph, two) cells; return the first slot."""
+        n = pixels.shape[1] // self.cell_w
+        if self.size + n > self.cells.shape[0]:
+            grown = np.empty((self.cells.shape[0] * 2, self.cell_h, self.cell_w), np.uint8)
+            grown[: self.size] = self.cells[: self.size]
+            self.cells = grown
+        first = self.size
+        for i in range(n):
+            self.cells[first + i] = pixels[:, i * self.cell_w : (i + 1) * self.cell_w]
+        self.size += n
+        return first
+
+    def ensure(self, codepoints: list[int], wide: list[bool]) -> None:
+        """Rasterise any of ``codepoints`` not in the atlas yet (missing ones get a box)."""
+        with self._lock:
+            for cp, w in zip(codepoints, wide, strict=True):
+                if self.table[cp] >= 0:
+                    continue
+                ink = self.raster.render(cp, width_cells=2 if w else 1)
+                if ink is None:
+                    self.missing.add(cp)
+                    self.table[cp] = self._wide_box if w else self._box
+                else:
+                    self.table[cp] = self._add(quantize(ink, self.bits))
+
+    def prepare(self, cps: np.ndarray, cls: np.ndarray, extra: tuple[int, ...] = ()) -> None:
+        """Make sure every visible code point of ``cps`` (and ``extra``) has a slot."""
+        out = np.empty(4096, dtype=np.uint32)
+        with self._lock:
+            table = self.table.copy()
+            m = K.collect_unmapped(cps, cls, table, out)
+            if m > out.shape[0]:
+                out = np.empty(m, dtype=np.uint32)
+                table = self.table.copy()
+                K.collect_unmapped(cps, cls, table, out)
+        todo = [int(c) for c in out[:m]]
+        todo += [c for c in extra if self.table[c] < 0]
+        if todo:
+            self.ensure(todo, [bool(cls[c] == K.C_WIDE) for c in todo])
+
+    @property
+    def pixels(self) -> np.ndarray:
+        """The filled cells, shape (n, cell_h, cell_w)."""
+        return self.cells[: self.size]
+
+
+_ATLASES: dict[tuple[tuple[Path, ...], int, int, int], Atlas] = {}
+_ATLASES_LOCK = threading.Lock()
+
+
+def get_atlas(chain: tuple[Path, ...], *, cell_w: int, cell_h: int, bits: int) -> Atlas:
+    """Return the process-wide atlas for this font chain, cell and bit depth."""
+    key = (chain, cell_w, cell_h, bits)
+    with _ATLASES_LOCK:
+        atlas = _ATLASES.get(key)
+        if atlas is None:
+            atlas = Atlas(chain, cell_w=cell_w, cell_h=cell_h, bits=bits)
+            _ATLASES[key] = atlas
+        return atlas

@@ -1,0 +1,45 @@
+"""Pages: cell grids blitted into pixels, encoded, with their source span and cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from glyphfold.render import _kernels as K
+from glyphfold.render.atlas import Atlas
+from glyphfold.render.layout import PageLayout
+
+
+@dataclass(frozen=True)
+class Page:
+    """One rendered page: PNG bytes, size in px, the source span it shows, its price."""
+
+    png: bytes
+    width: int
+    height: int
+    source_span: tuple[int, int]
+    image_tokens: int
+    rows: int = 0
+    row_spans: tuple[tuple[int, int], ...] = field(default=(), repr=False)
+    pixels: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+
+def blit(layout: PageLayout, atlas: Atlas, out: np.ndarray | None = None) -> np.ndarray:
+    """Draw the printed rows of ``layout`` with ``atlas`` cells; return (H, W) uint8.
+
+    The height hugs the printed rows (a short last page is short). ``out`` may be
+    a preallocated array of at least the full page size, reused across pages.
+    """
+    cols = layout.grid.shape[1]
+    h = layout.n_rows * atlas.cell_h
+    w = cols * atlas.cell_w
+    if out is None:
+        out = np.empty((h, w), dtype=np.uint8)
+    page = out[:h, :w]
+    cells = atlas.cells  # one read: another thread may grow the atlas meanwhile
+    if atlas.cell_w == 8 and page.flags.c_contiguous:
+        cells64 = cells.view(np.uint64).reshape(cells.shape[0], atlas.cell_h)
+        K.blit_page_u64(layout.grid, layout.n_rows, atlas.table, cells64, page.view(np.uint64))
+    else:
+        K.blit_page(layout.grid, layout.n_rows, atlas.table, cells, page)
+    return page

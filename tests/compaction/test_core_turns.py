@@ -1,0 +1,316 @@
+"""Turn segmentation, pairing, orphan sweep and tool-result bounding (SPEC §1, §2.7, §2.8)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from core_histories import snapshot, wire_histories, wire_messages
+from glyphfold.compaction.events import EventBus, OrphansSwept
+from glyphfold.compaction.messages import ToolCall, ToolResult, to_canonical
+from glyphfold.compaction.turns import (
+    bound_tool_result,
+    is_turn_start,
+    pair_tool_calls,
+    repair_orphans,
+    segment_turns,
+    sweep_orphans,
+)
+from glyphfold.compaction.validate import find_violations, validate_history
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from glyphfold.errors import InputError
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_segmentation_spec_example_openai():
+    """SPEC §1: leading system outside turns; [Tool results] user message joins the turn."""
+    wire = [
+        {"role": "system", "content": "s"},
+        {"role": "developer", "content": "d"},
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": "running"},
+        {"role": "user", "content": "[Tool results]\nok"},
+        {"role": "assistant", "content": "a1"},
+        {"role": "user", "content": "q2"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "r"},
+        {"role": "assistant", "content": "a2"},
+    ]
+    before = snapshot(wire)
+    seg = segment_turns(wire)
+    assert seg.leading_end == 2
+    assert [(t.start, t.end) for t in seg.turns] == [(2, 6), (6, 10)]
+    assert seg.newest.start == 6
+    assert wire == before
+
+
+def test_segmentation_anthropic_tool_result_messages_join_previous_turn():
+    """SPEC §1: Anthropic user messages carrying tool_result blocks are not real user messages."""
+    wire = {
+        "system": "s",
+        "messages": [
+            {"role": "user", "content": "q1"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t", "content": "r"},
+                    {"type": "text", "text": "and also this"},
+                ],
+            },
+            {"role": "assistant", "content": "a"},
+            {"role": "user", "content": [{"type": "text", "text": "q2"}]},
+        ],
+    }
+    seg = segment_turns(wire)
+    assert seg.leading_end == 0
+    assert [(t.start, t.end) for t in seg.turns] == [(0, 4), (4, 5)]
+
+
+def test_no_real_user_message_means_no_turn():
+    wire = [{"role": "system", "content": "s"}, {"role": "user", "content": "[Tool results] x"}]
+    seg = segment_turns(wire)
+    assert seg.turns == ()
+    assert seg.leading_end == 2
+    assert seg.newest is None
+
+
+@FAST
+@given(wire_histories())
+def test_turns_partition_and_never_split_a_tool_exchange(case):
+    """SPEC §2.1: every call and its result fall in the same turn; turns tile the history."""
+    _, wire = case
+    before = snapshot(wire)
+    h = to_canonical(wire)
+    seg = segment_turns(h)
+    n = len(h.messages)
+    pos = seg.leading_end
+    turn_of = [-1] * n
+    for k, t in enumerate(seg.turns):
+        assert t.start == pos
+        assert is_turn_start(h.messages[t.start])
+        for i in range(t.start, t.end):
+            turn_of[i] = k
+            if i > t.start:
+                assert not is_turn_start(h.messages[i])
+        pos = t.end
+    assert pos == n
+    p = pair_tool_calls(h)
+    assert p.ok
+    for cid, ci in p.calls.items():
+        assert turn_of[ci] == turn_of[p.results[cid]]
+    assert wire == before
+
+
+def _call(cid):
+    return {"id": cid, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+def test_sweep_openai_removes_orphans_and_reports():
+    """SPEC §2.7: orphan results and unanswered calls are removed, and the repair is reported."""
+    wire = [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "tool_call_id": "ghost", "content": "lost"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("a"), _call("b")]},
+        {"role": "tool", "tool_call_id": "a", "content": "ra"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c")]},
+        {"role": "user", "content": "next"},
+    ]
+    before = snapshot(wire)
+    with pytest.raises(Exception, match="message 1"):
+        validate_history(wire)
+    bus = EventBus()
+    seen = []
+    bus.subscribe(seen.append)
+    out = sweep_orphans(wire, bus=bus)
+    validate_history(out)
+    assert wire == before
+    assert out[0] is wire[0]
+    assert [m["role"] for m in out] == ["user", "assistant", "tool", "assistant", "user"]
+    assert [c["id"] for c in out[1]["tool_calls"]] == ["a"]
+    assert "tool_calls" not in out[3]
+    assert "tool call removed" in out[3]["content"]
+    (ev,) = seen
+    assert isinstance(ev, OrphansSwept)
+    assert ev.removed_results == ((1, "ghost"),)
+    assert ev.removed_calls == ((2, "b"), (4, "c"))
+
+
+def test_sweep_synthesize_mode_answers_missing_calls():
+    """SPEC §2.7 (configurable): unanswered calls get a synthetic error result instead."""
+    wire = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("a"), _call("b")]},
+        {"role": "tool", "tool_call_id": "a", "content": "ra"},
+        {"role": "user", "content": "next"},
+    ]
+    before = snapshot(wire)
+    res = repair_orphans(wire, mode="synthesize")
+    validate_history(res.history)
+    assert res.event.synthesized == ("b",)
+    assert res.history[3]["tool_call_id"] == "b"
+    assert "missing" in res.history[3]["content"]
+    assert wire == before
+    anth = {
+        "messages": [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "a", "name": "f", "input": {}},
+                    {"type": "tool_use", "id": "b", "name": "f", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "a", "content": "r"}],
+            },
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "c", "name": "f", "input": {}}],
+            },
+        ]
+    }
+    before = snapshot(anth)
+    res = repair_orphans(anth, mode="synthesize")
+    validate_history(res.history)
+    msgs = res.history["messages"]
+    assert [b["tool_use_id"] for b in msgs[2]["content"]] == ["a", "b"]
+    assert msgs[2]["content"][1]["is_error"] is True
+    assert msgs[4]["content"][0]["tool_use_id"] == "c"
+    assert anth == before
+    with pytest.raises(InputError, match="mode"):
+        repair_orphans(anth, mode="fix")
+
+
+def test_sweep_anthropic_keeps_alternation_with_placeholders():
+    """Removing every block of a message leaves a placeholder so roles still alternate."""
+    wire = {
+        "messages": [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}],
+            },
+            {"role": "user", "content": "no results here"},
+            {"role": "assistant", "content": "hm"},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "zz", "content": "x"}],
+            },
+        ]
+    }
+    before = snapshot(wire)
+    out = sweep_orphans(wire, bus=EventBus())
+    validate_history(out)
+    assert out["messages"][1]["content"][0]["type"] == "text"
+    assert out["messages"][4]["content"][0]["text"].startswith("[Tool results]")
+    assert wire == before
+
+
+@FAST
+@given(
+    wire_histories(min_turns=1),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["remove", "synthesize"]),
+)
+def test_sweep_repairs_any_corruption(case, seed, mode):
+    """SPEC §2.7: after randomly deleting messages, the sweep leaves no orphan call or result."""
+    fmt, wire = case
+    before = snapshot(wire)
+    assert sweep_orphans(wire, bus=EventBus()) is wire  # valid input: same object back
+    rng = random.Random(seed)
+    msgs = list(wire_messages(wire))
+    for _ in range(rng.randint(1, 3)):
+        if msgs:
+            del msgs[rng.randrange(len(msgs))]
+    broken = {**wire, "messages": msgs} if isinstance(wire, dict) else msgs
+    res = repair_orphans(broken, mode=mode)
+    assert pair_tool_calls(res.history).ok
+    if fmt == "openai":
+        validate_history(res.history)
+    else:  # deletions can also break alternation, which the sweep does not claim to fix
+        rules = {v.rule for v in find_violations(res.history)}
+        assert not rules & {"orphan-call", "orphan-result", "tool-result-first"}
+    assert wire == before
+
+
+def test_duplicate_call_ids_are_orphans():
+    wire = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("a")]},
+        {"role": "tool", "tool_call_id": "a", "content": "r"},
+        {"role": "tool", "tool_call_id": "a", "content": "r again"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("a")]},
+    ]
+    p = pair_tool_calls(wire)
+    assert p.orphan_results == ((3, "a"),)
+    assert p.orphan_calls == ((4, "a"),)
+    assert p.calls == {"a": 1}
+    out = sweep_orphans(wire, bus=EventBus())
+    validate_history(out)
+    assert len(out) == 4
+
+
+def test_pairing_maps_calls_to_results():
+    h = to_canonical(
+        {
+            "messages": [
+                {"role": "user", "content": "q"},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "x", "name": "f", "input": {}}],
+                },
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x"}]},
+            ]
+        }
+    )
+    p = pair_tool_calls(h)
+    assert p.calls == {"x": 1}
+    assert p.results == {"x": 2}
+    assert isinstance(h.messages[1].blocks[0], ToolCall)
+    assert isinstance(h.messages[2].blocks[0], ToolResult)
+
+
+@given(st.text(max_size=3000), st.integers(64, 2000))
+@settings(max_examples=80, deadline=None)
+def test_bound_tool_result_keeps_head_and_tail(text, max_chars):
+    """SPEC §2.8: one result is bounded with a visible marker; never longer than the bound."""
+    out = bound_tool_result(text, max_tool_result_chars=max_chars)
+    if len(text) <= max_chars:
+        assert out is text
+        return
+    assert len(out) == max_chars
+    m = re.search(r"\n\[\.\.\. ([\d,]+) chars cut \.\.\.\]\n", out)
+    assert m is not None
+    head, tail = out[: m.start()], out[m.end() :]
+    cut = int(m.group(1).replace(",", ""))
+    assert len(head) + len(tail) + cut == len(text)
+    assert text.startswith(head)
+    assert text.endswith(tail)
+
+
+def test_bound_tool_result_marker_counts_the_cut():
+    text = "a" * 5000 + "b" * 5000
+    out = bound_tool_result(text, max_tool_result_chars=1000)
+    assert len(out) == 1000
+    assert out.startswith("a") and out.endswith("b")
+    kept = len(out) - len(out[out.index("\n[...") : out.index("...]\n") + 5])
+    assert f"[... {10000 - kept:,} chars cut ...]" in out
+    with pytest.raises(InputError, match="64"):
+        bound_tool_result(text, max_tool_result_chars=10)
+    with pytest.raises(InputError, match="int"):
+        bound_tool_result(text, max_tool_result_chars=True)

@@ -1,0 +1,201 @@
+"""Naive pure-Python references for the render kernels (slow, obviously right).
+
+The kernels in ``glyphfold.render._kernels`` must produce exactly what these do.
+They are written differently on purpose: layout tokenises the string with
+regular expressions first, then flows tokens into rows; blit and pack loop
+pixel by pixel.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from glyphfold.render import _kernels as K
+from glyphfold.render.emoji import FOLD
+from glyphfold.render.layout import RULES, classify
+
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI
+    r"|\x1b\][^\x00-\x1f\x7f]*(?:\x07|\x1b\\)?"  # OSC, ended by BEL/ST or a control
+    r"|\x1b[ -/][0-~]?"  # ESC intermediate final
+    r"|\x1b[0-~]"  # two-character escapes
+    r"|\x1b",  # a lone ESC
+    re.DOTALL,
+)
+_DROP_RULE = {
+    K.C_DROP_CONTROL: "control",
+    K.C_DROP_FORMAT: "format",
+    K.C_DROP_EMOJI: "emoji",
+    K.C_DROP_COMBINING: "combining",
+}
+
+
+@dataclass
+class Token:
+    kind: str  # glyph | tab | nl | label | drop
+    pos: int
+    length: int = 1
+    code: int = 0
+    width: int = 1
+    label: str = ""
+    rule: str = ""
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split ``text`` into layout tokens."""
+    out: list[Token] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        cp = ord(ch)
+        k = classify(cp)
+        if k == K.C_ESC:
+            m = _ANSI.match(text, i)
+            out.append(Token("drop", i, m.end() - i, rule="ansi"))
+            i = m.end()
+        elif k == K.C_CR and text.startswith("\r\n", i):
+            out.append(Token("nl", i, 2))
+            i += 2
+        elif k in (K.C_CR, K.C_LF):
+            out.append(Token("nl", i))
+            i += 1
+        elif k == K.C_TAB:
+            out.append(Token("tab", i))
+            i += 1
+        elif k == K.C_FOLD:
+            out.append(Token("label", i, label=FOLD[cp]))
+            i += 1
+        elif k in _DROP_RULE:
+            out.append(Token("drop", i, rule=_DROP_RULE[k]))
+            i += 1
+        else:
+            out.append(Token("glyph", i, code=cp, width=2 if k == K.C_WIDE else 1))
+            i += 1
+    return out
+
+
+@dataclass
+class Row:
+    start: int
+    cells: list[tuple[int, int]] = field(default_factory=list)  # (code, source offset)
+
+
+def naive_layout(
+    text: str,
+    *,
+    cols: int,
+    rows: int,
+    tab_size: int = 8,
+    reflow: bool = False,
+    continuation: int = 0x21AA,
+    newline: int = 0x21B5,
+) -> tuple[list[dict], dict[str, int]]:
+    """Return (pages, dropped); each page has grid, src, row_start, span."""
+    dropped = dict.fromkeys(RULES, 0)
+    done: list[Row] = []
+    cur: Row | None = None
+    cont = False
+    pending: int | None = None
+
+    def open_row(start: int) -> Row:
+        nonlocal cont
+        row = Row(start)
+        if cont:
+            row.cells.append((continuation, -1))
+            cont = False
+        return row
+
+    def close(row: Row, *, wrapped: bool) -> None:
+        nonlocal cont
+        row.cells += [(K.BLANK, -1)] * (cols - len(row.cells))
+        done.append(row)
+        cont = wrapped and not reflow
+
+    def ensure_open(pos: int) -> Row:
+        nonlocal cur, pending
+        if cur is None:
+            cur = open_row(pending if pending is not None else pos)
+            pending = None
+        return cur
+
+    for tok in tokenize(text):
+        if tok.kind == "drop":
+            dropped[tok.rule] += tok.length
+            if cur is None and pending is None:
+                pending = tok.pos
+            continue
+        row = ensure_open(tok.pos)
+        if tok.kind == "glyph":
+            if len(row.cells) + tok.width > cols:
+                close(row, wrapped=True)
+                cur = row = open_row(tok.pos)
+            row.cells.append((tok.code, tok.pos))
+            if tok.width == 2:
+                row.cells.append((K.WIDE_CONT, tok.pos))
+        elif tok.kind == "tab":
+            if len(row.cells) >= cols:
+                close(row, wrapped=True)
+                cur = row = open_row(tok.pos)
+            stop = min((len(row.cells) // tab_size + 1) * tab_size, cols)
+            row.cells += [(K.BLANK, tok.pos)] * (stop - len(row.cells))
+        elif tok.kind == "nl":
+            if reflow:
+                if len(row.cells) >= cols:
+                    close(row, wrapped=False)
+                    cur = row = open_row(tok.pos)
+                row.cells.append((newline, tok.pos))
+            else:
+                close(row, wrapped=False)
+                cur = None
+        elif tok.kind == "label":
+            if len(row.cells) + len(tok.label) > cols:
+                close(row, wrapped=True)
+                cur = row = open_row(tok.pos)
+            row.cells += [(ord(ch), tok.pos) for ch in tok.label]
+    if cur is not None:
+        close(cur, wrapped=False)
+
+    pages = []
+    for p0 in range(0, len(done), rows):
+        chunk = done[p0 : p0 + rows]
+        nxt = done[p0 + rows].start if p0 + rows < len(done) else len(text)
+        start = pages[-1]["span"][1] if pages else 0
+        pages.append(
+            {
+                "grid": [[c for c, _ in r.cells] for r in chunk],
+                "src": [[s for _, s in r.cells] for r in chunk],
+                "row_start": [r.start for r in chunk],
+                "span": (start, nxt),
+            }
+        )
+    return pages, {k: v for k, v in dropped.items() if v}
+
+
+def naive_blit(grid: list[list[int]], table: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Draw a grid of codes cell by cell, pixel by pixel."""
+    ch, cw = cells.shape[1], cells.shape[2]
+    out = np.zeros((len(grid) * ch, len(grid[0]) * cw), dtype=np.uint8)
+    for r, row in enumerate(grid):
+        prev = 0
+        for c, code in enumerate(row):
+            idx = prev + 1 if code == K.WIDE_CONT else int(table[code])
+            prev = idx
+            for y in range(ch):
+                for x in range(cw):
+                    out[r * ch + y, c * cw + x] = cells[idx, y, x]
+    return out
+
+
+def naive_pack(pixels: np.ndarray, bits: int) -> bytes:
+    """PNG scanlines (filter 0) of quantised 8-bit pixels at ``bits`` per pixel."""
+    out = bytearray()
+    for row in pixels.tolist():
+        out.append(0)
+        vals = [v >> (8 - bits) for v in row]
+        bitstr = "".join(format(v, f"0{bits}b") for v in vals)
+        bitstr += "0" * (-len(bitstr) % 8)
+        out += bytes(int(bitstr[i : i + 8], 2) for i in range(0, len(bitstr), 8))
+    return bytes(out)

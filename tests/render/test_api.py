@@ -1,0 +1,132 @@
+"""render_text: the public contract (pages, spans, prices, missing glyphs) (SPEC §5.2-§5.4)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from glyphfold.render.api import render_text
+from glyphfold.render.profiles import get_profile
+from PIL import Image
+
+import glyphfold
+from glyphfold.errors import EncodeError, InputError, LayoutError, UnknownProfileError
+
+
+def _render(text, **kw):
+    opts = {"font": kw.pop("font"), "cell": "8x16", "page": "160x64", "bits": 8}
+    opts.update(kw)
+    return render_text(text, **opts)
+
+
+def _decode(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+
+
+def test_public_names_resolve_lazily():
+    """glyphfold.render_text / RenderResult come from glyphfold.render.api."""
+    assert glyphfold.render_text is render_text
+    assert glyphfold.RenderResult.__name__ == "RenderResult"
+
+
+def test_pages_tile_the_text_and_are_priced(dejavu):
+    """Spans tile the source; each page costs the profile's price for its size."""
+    text = "\n".join(f"row {i:02d} " + "x" * (i % 30) for i in range(30))
+    res = _render(text, font=dejavu, keep_pixels=True)
+    assert res.chars == len(text)
+    # 20 cols: a line of L > 20 chars takes 1 + ceil((L - 20) / 19) rows; 4 rows a page
+    rows = sum(1 + max(0, -(-(len(line) - 20) // 19)) for line in text.split("\n"))
+    assert len(res.pages) == -(-rows // 4) == 12
+    assert res.pages[0].source_span[0] == 0 and res.pages[-1].source_span[1] == len(text)
+    for a, b in zip(res.pages, res.pages[1:], strict=False):
+        assert a.source_span[1] == b.source_span[0]
+    prof = get_profile("anthropic")
+    for p in res.pages:
+        assert p.width == 160 and p.height in (16, 32, 48, 64)
+        assert p.image_tokens == prof.cost(p.width, p.height)
+        np.testing.assert_array_equal(_decode(p.png), p.pixels)
+    assert res.image_tokens == sum(p.image_tokens for p in res.pages)
+    assert res.text_tokens_estimate == (len(text) + 3) // 4
+
+
+def test_last_page_hugs_its_rows(dejavu):
+    """A short text gives one page exactly as tall as its printed rows."""
+    res = _render("one\ntwo", font=dejavu)
+    (page,) = res.pages
+    assert (page.width, page.height) == (160, 32)
+    assert Image.open(io.BytesIO(page.png)).size == (160, 32)
+
+
+def test_rendering_is_deterministic(dejavu):
+    """The same input gives byte-identical PNGs."""
+    text = "déjà vu 国语 ✓ \t tab"
+    a = _render(text, font=dejavu)
+    b = _render(text, font=dejavu)
+    assert [p.png for p in a.pages] == [p.png for p in b.pages]
+
+
+def test_folded_emoji_draw_as_their_label(dejavu):
+    """✓ renders exactly like the text [OK]."""
+    a = _render("done ✓", font=dejavu, keep_pixels=True)
+    b = _render("done [OK]", font=dejavu, keep_pixels=True)
+    np.testing.assert_array_equal(a.pages[0].pixels, b.pages[0].pixels)
+
+
+def test_missing_glyphs_are_boxed_counted_and_hinted(dejavu):
+    """A code point no font has becomes a visible box, counted, with a package hint."""
+    res = _render("a\U00013000b\U00013000", font=dejavu, keep_pixels=True)
+    assert res.missing_glyphs == {0x13000: 2}
+    assert any("fonts-noto" in h and "U+13000" in h for h in res.hints)
+    cell = res.pages[0].pixels[:16, 8:16]
+    assert (cell < 128).sum() >= 10, "the replacement box must be visible"
+
+
+def test_wide_glyph_spans_two_grid_cells(dejavu):
+    """A CJK glyph is drawn inside its two cells, aligned to the primary grid."""
+    res = _render("a国b", font=dejavu, keep_pixels=True)
+    px = res.pages[0].pixels
+    ink_cols = np.flatnonzero((px < 128).any(axis=0))
+    wide = ink_cols[(ink_cols >= 8) & (ink_cols < 24)]
+    assert wide.size > 8
+    b_cols = ink_cols[ink_cols >= 24]
+    assert b_cols.min() >= 24 and b_cols.max() < 32
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4, 8])
+def test_bit_depths_round_trip(dejavu, bits):
+    """Every bit depth decodes to the page pixels, with at most 2**bits gray levels."""
+    res = _render("Grayscale AA glyphs: gjpqy", font=dejavu, bits=bits, keep_pixels=True)
+    px = res.pages[0].pixels
+    np.testing.assert_array_equal(_decode(res.pages[0].png), px)
+    assert len(np.unique(px)) <= 2**bits
+
+
+def test_profile_defaults_apply_without_overrides():
+    """With no options the anthropic profile picks page, shape and bits."""
+    res = render_text("hello from the default profile")
+    prof = get_profile("anthropic")
+    assert res.profile == "anthropic" and res.bits == prof.default_bits
+    assert res.width <= prof.max_page_width and res.pages[0].height <= prof.max_page_height
+
+
+def test_errors_are_typed(dejavu):
+    """Bad inputs raise glyphfold errors that are also builtin ValueErrors."""
+    with pytest.raises(UnknownProfileError):
+        render_text("x", profile="nope")
+    with pytest.raises(InputError, match="no vision"):
+        render_text("x", profile="text-only")
+    with pytest.raises(LayoutError, match="at least 12 columns"):
+        render_text("x", font=dejavu, cell="8x16", page="80x64")
+    with pytest.raises(LayoutError, match="WxH"):
+        render_text("x", font=dejavu, cell="eight")
+    with pytest.raises(InputError, match="must be str"):
+        render_text(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(EncodeError, match="ceiling"):
+        _render("x" * 40, font=dejavu, max_image_bytes=50)
+
+
+def test_empty_text_gives_no_pages(dejavu):
+    """Nothing to show: zero pages, zero tokens (the CLI refuses empty input instead)."""
+    res = _render("", font=dejavu)
+    assert res.pages == () and res.image_tokens == 0

@@ -1,0 +1,127 @@
+"""``glyphfold render``: outputs, JSON summary, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from PIL import Image
+
+from glyphfold.cli import main
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("glyphfold: error: ")
+    return lines[0]
+
+
+def test_no_input_renders_the_sample_into_default_dir(tmp_path, monkeypatch, capsys):
+    """`glyphfold render` with no args writes ./glyphfold-out/page-0001.png."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["render"]) == 0
+    page = tmp_path / "glyphfold-out" / "page-0001.png"
+    assert page.is_file()
+    assert Image.open(page).size[0] > 100
+    assert "sample transcript" in capsys.readouterr().out
+
+
+def test_json_summary_has_the_documented_fields(tmp_path, capsys, dejavu):
+    """--json prints one object with pages, chars, tokens, ratio, missing glyphs, files."""
+    src = tmp_path / "in.txt"
+    src.write_text("hello\nworld ✓\n" * 50, encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["render", str(src), "--out", str(out), "--font", str(dejavu)]
+    rc = main([*args, "--cell", "8x16", "--page", "400x160", "--bits", "2", "--json"])
+    assert rc == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in (
+        "pages",
+        "chars",
+        "width",
+        "height",
+        "image_tokens",
+        "text_tokens_estimate",
+        "chars_per_image_token",
+        "missing_glyphs",
+        "elapsed_ms",
+        "files",
+    ):
+        assert key in data, key
+    assert data["chars"] == len(src.read_text(encoding="utf-8"))
+    assert data["text_tokens_estimate"] == (data["chars"] + 3) // 4
+    assert data["width"] == 400 and data["pages"] == len(data["files"]) > 1
+    assert data["files"][0].endswith("page-0001.png")
+    assert Image.open(data["files"][0]).mode in ("L", "I", "P", "LA", "1")
+
+
+def test_stdin_and_reflow(tmp_path, monkeypatch, capsys, dejavu):
+    """`-` reads UTF-8 from stdin; --reflow folds lines."""
+    text = "a\nb\nc\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    out = tmp_path / "o"
+    assert (
+        main(["render", "-", "--out", str(out), "--font", str(dejavu), "--reflow", "--json"]) == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["pages"] == 1 and data["height"] == 16
+
+
+@pytest.mark.parametrize(
+    ("setup", "extra", "pattern"),
+    [
+        ("empty", [], "empty"),
+        ("blank", [], "empty"),
+        ("binary", [], "binary"),
+        ("latin1", [], "not valid UTF-8"),
+        ("missing", [], "not found"),
+        ("ok", ["--profile", "nope"], "unknown profile"),
+        ("ok", ["--cell", "0x16"], "positive"),
+        ("ok", ["--cell", "big"], "WxH"),
+        ("ok", ["--page", "40x8"], "at least 12 columns"),
+        ("ok", ["--font", "/nonexistent/font.ttf"], "font"),
+        ("unwritable", [], "output directory"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, setup, extra, pattern):
+    """Each bad input: exit 2 and a single `glyphfold: error:` line, no traceback."""
+    src = tmp_path / "in.txt"
+    out = tmp_path / "out"
+    data = {
+        "empty": b"",
+        "blank": b"  \n\n",
+        "binary": b"\x89PNG\r\n\x1a\n\x00\x00\x00",
+        "latin1": "caf\xe9".encode("latin-1"),
+        "ok": b"hello",
+        "unwritable": b"hello",
+    }.get(setup)
+    if data is not None:
+        src.write_bytes(data)
+    if setup == "unwritable":
+        (tmp_path / "afile").write_text("x")
+        out = tmp_path / "afile" / "sub"
+    rc = main(["render", str(src), "--out", str(out), *extra])
+    assert rc == 2
+    assert pattern in _one_line_error(capsys)
+
+
+def test_subprocess_error_has_no_traceback(tmp_path):
+    """A real process: missing input -> exit 2, one stderr line, nothing on stdout."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "glyphfold", "render", str(tmp_path / "missing.txt")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip().startswith("glyphfold: error: input file not found")
+    assert len(proc.stderr.strip().splitlines()) == 1
