@@ -299,3 +299,43 @@ def test_full_corpus_meets_targets(shape, target_engines):
     assert report.chars_per_image_token > 1
     assert report.chars_per_image_token_reflow >= report.chars_per_image_token
     assert report.compression()["chars_div_4"] > 0
+
+
+# --------------------------------------------------------------------- the CLI
+
+
+@pytest.mark.ocr
+def test_legibility_command_json(capsys):
+    """``glyphfold legibility --json`` on the short Chinese part: one report per shape."""
+    import json
+
+    from glyphfold import cli
+
+    code = cli.main(
+        ["legibility", "--shape", "regular", "--part", "chinese", "--engine", "rapidocr", "--json"]
+    )
+    reports = json.loads(capsys.readouterr().out)
+    assert code == 0  # regular meets the CJK target
+    [report] = reports
+    assert report["shape"] == "regular" and report["profile"] == "anthropic"
+    [part] = report["parts"]
+    assert part["part"] == "chinese" and part["engine"] == "rapidocr" and part["best"]
+    assert part["cer"] <= 0.03
+    assert report["image_tokens"] > 0 and report["chars_per_image_token"] > 0
+    assert report["text_tokens"]["chars_div_4"] == -(-report["chars"] // 4)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["legibility", "--profile", "nope"], "valid profiles"),
+        (["legibility", "--profile", "text-only"], "no images"),
+        (["legibility", "--part", "klingon", "--engine", "rapidocr"], "valid parts"),
+    ],
+)
+def test_legibility_command_rejects_bad_input(argv, message, capsys):
+    from glyphfold import cli
+
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
