@@ -25,6 +25,7 @@ KERNELS = (
     "blit_page_u64",
     "pack_rows",
     "pack_rows_1bit_u64",
+    "pack_rows_2bit_u64",
 )
 
 _CHILD = """
