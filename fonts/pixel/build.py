@@ -453,16 +453,8 @@ def _block_glyph(font: FontSource, cp: int) -> Bitmap | None:
     elif 0x16 <= off <= 0x1F:
         # quadrants: bits UL, UR, LL, LR
         quads = {
-            0x16: "0010",
-            0x17: "0001",
-            0x18: "1000",
-            0x19: "1011",
-            0x1A: "1001",
-            0x1B: "1110",
-            0x1C: "1101",
-            0x1D: "0100",
-            0x1E: "0110",
-            0x1F: "0111",
+            0x16: "0010", 0x17: "0001", 0x18: "1000", 0x19: "1011", 0x1A: "1001",
+            0x1B: "1110", 0x1C: "1101", 0x1D: "0100", 0x1E: "0110", 0x1F: "0111",
         }[off]
         boxes = ((0, 0, 0.5, 0.5), (0.5, 0, 1, 0.5), (0, 0.5, 0.5, 1), (0.5, 0.5, 1, 1))
         for bit, box in zip(quads, boxes, strict=True):

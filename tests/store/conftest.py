@@ -19,9 +19,9 @@ from pgserver import URL_ENV, pg_bin, start, stop
 
 
 def _pg_required() -> bool:
-    return (
-        os.environ.get("CI", "").lower() == "true" or os.environ.get("GLYPHFOLD_REQUIRE_PG") == "1"
-    )
+    return os.environ.get("CI", "").lower() == "true" or os.environ.get(
+        "GLYPHFOLD_REQUIRE_PG"
+    ) == "1"
 
 
 def _unavailable(reason: str) -> None:
