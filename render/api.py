@@ -151,6 +151,16 @@ def resolve_setup(
             f"it needs at least {MIN_COLS} columns and 1 row"
         )
         raise LayoutError(msg)
+    img_w, img_h = cols * cell_w, rows * cell_h
+    if not prof.fits(img_w, img_h):
+        # a downscaled glyph page is unreadable whatever the font: refuse up front
+        rw, rh = prof.resized(img_w, img_h)
+        msg = (
+            f"a {img_w}x{img_h} page would be downscaled to {rw}x{rh} by {prof.name!r}; "
+            f"use a page inside its no-downscale box (default {prof.default_page[0]}x"
+            f"{prof.default_page[1]})"
+        )
+        raise LayoutError(msg)
     config = LayoutConfig(
         cols=cols, rows=rows, tab_size=tab_size, reflow=reflow, continuation=cont, newline=nl
     )
