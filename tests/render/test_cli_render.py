@@ -141,3 +141,15 @@ def test_subprocess_error_has_no_traceback(tmp_path):
     assert proc.stdout == ""
     assert proc.stderr.strip().startswith("glyphfold: error: input file not found")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_bench_runs_and_reports_the_comparison(capsys):
+    """`glyphfold bench` (tiny run) prints every figure of the comparison table as JSON."""
+    args = ["bench", "--chars", "4000", "--baseline-pages", "1", "--repeat", "1"]
+    assert main([*args, "--no-fresh", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["chars"] == 4000
+    for key in ("speedup_vs_pillow", "pixel_stage_ms_per_page", "memset_ms_per_page"):
+        assert data[key] > 0
+    assert data["pillow"]["pages_timed"] == 1
+    assert data["glyphfold"]["pages"] >= 1
