@@ -152,6 +152,31 @@ def _widen(font: FontSource, cell_w: int, offset: int, where: str) -> None:
     font.glyph_x += offset
 
 
+def _embolden_rows(rows: tuple[str, ...]) -> tuple[str, ...]:
+    """Double every vertical stroke rightwards, except where that would close a 1-px gap."""
+    out = []
+    for r in rows:
+        cells = list(r)
+        for x in range(1, len(r)):
+            nxt = r[x + 1] if x + 1 < len(r) else "."
+            if r[x] == "." and r[x - 1] == "#" and nxt == ".":
+                cells[x] = "#"
+        out.append("".join(cells))
+    return tuple(out)
+
+
+def _embolden(font: FontSource, where: str) -> None:
+    """Embolden every drawn glyph and mark by one px (the glyph box grows by one column)."""
+    if font.glyph_x + font.glyph_w >= font.cell_w:
+        msg = f"{where}: embolden needs a free column right of the glyph box; widen first"
+        raise SourceError(msg)
+    for cp, rows in font.glyphs.items():
+        font.glyphs[cp] = _embolden_rows(rows)
+    for name, mark in font.marks.items():
+        font.marks[name] = Mark(mark.name, mark.placement, _embolden_rows(mark.rows))
+    font.glyph_w += 1
+
+
 def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = None) -> FontSource:
     """Parse one glyph source file into a FontSource (``derive`` reads from ``base_dir``)."""
     font = FontSource()
@@ -250,6 +275,8 @@ def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = N
             )
         elif key == "widen":
             _widen(font, int(parts[1]), int(parts[2]), where)
+        elif key == "embolden":
+            _embolden(font, where)
         else:
             msg = f"{where}: unknown directive {key!r}"
             raise SourceError(msg)
