@@ -60,6 +60,11 @@ _LAZY: dict[str, str] = {
     "LoopGuard": "glyphfold.compaction.loop",
     "bound_tool_result": "glyphfold.compaction.turns",
     "open_store": "glyphfold.compaction.store",
+    # named glyph shapes and the bundled pixel fonts
+    "Shape": "glyphfold.render.shapes",
+    "get_shape": "glyphfold.render.shapes",
+    "shape_names": "glyphfold.render.shapes",
+    "bundled_fonts": "glyphfold.fonts.pixel",
 }
 
 __all__ = [
