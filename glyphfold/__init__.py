@@ -67,6 +67,11 @@ _LAZY: dict[str, str] = {
     "CompactionResult": "glyphfold.compaction.ladder",
     "LadderConfig": "glyphfold.compaction.ladder",
     "provider_messages": "glyphfold.compaction.ladder",
+    # named glyph shapes and the bundled pixel fonts
+    "Shape": "glyphfold.render.shapes",
+    "get_shape": "glyphfold.render.shapes",
+    "shape_names": "glyphfold.render.shapes",
+    "bundled_fonts": "glyphfold.fonts.pixel",
 }
 
 __all__ = [
