@@ -62,6 +62,12 @@ _LAZY: dict[str, str] = {
     "convert_history": "glyphfold.compaction.convert",
     "prepare_request": "glyphfold.compaction.request",
     "open_store": "glyphfold.compaction.store",
+    "compact": "glyphfold.compaction.ladder",
+    "recover": "glyphfold.compaction.ladder",
+    "shake": "glyphfold.compaction.ladder",
+    "CompactionResult": "glyphfold.compaction.ladder",
+    "LadderConfig": "glyphfold.compaction.ladder",
+    "provider_messages": "glyphfold.compaction.ladder",
 }
 
 __all__ = [

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+"""Shared I/O of the history commands (compact, context, shake): read, write, options."""
+
+from __future__ import annotations
+
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -48,3 +53,68 @@ def write_history_json(history: Any, out: str | None) -> None:
         sys.stdout.write(text)
         return
     Path(out).write_text(text, encoding="utf-8")
+from glyphfold.errors import HistoryFormatError, InputError
+
+FORMATS = ("auto", "openai", "anthropic")
+
+
+def add_input(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "input",
+        metavar="IN.json",
+        help="history: a JSON list of messages, "
+        "or an object with 'messages' and optional 'system' ('-' = stdin)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="wire format of the input (default: detect)",
+    )
+    parser.add_argument(
+        "--profile", default="anthropic", help="provider profile (default: anthropic)"
+    )
+
+
+def read_history(path: str) -> Any:
+    """Load a history JSON file; one-line errors for missing, unreadable or non-JSON input."""
+    try:
+        raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        msg = f"no such file: {path}"
+        raise InputError(msg) from None
+    except UnicodeDecodeError:
+        msg = f"{path} is not UTF-8 text"
+        raise InputError(msg) from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        msg = f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        raise HistoryFormatError(msg) from None
+    if not isinstance(data, list | dict):
+        msg = f"{path}: a history is a JSON list of messages or an object with 'messages'"
+        raise HistoryFormatError(msg)
+    return data
+
+
+def write_json(data: Any, path: str | None) -> None:
+    """Write JSON to ``path`` (stdout when None or '-')."""
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    if path in (None, "-"):
+        sys.stdout.write(text)
+        return
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+
+
+def write_pages(pages: Any, directory: str | Path) -> list[Path]:
+    """Write ``page-0001.png``... and return the paths."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    out = []
+    for k, page in enumerate(pages, 1):
+        p = d / f"page-{k:04d}.png"
+        p.write_bytes(page.png)
+        out.append(p)
+    return out
