@@ -1,8 +1,4 @@
-"""Reading and writing chat-history JSON for the history commands (validate, trim)."""
-
-from __future__ import annotations
-
-"""Shared I/O of the history commands (compact, context, shake): read, write, options."""
+"""Shared I/O of the history commands (validate, trim, compact, context, shake, demo)."""
 
 from __future__ import annotations
 
@@ -12,13 +8,33 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from glyphfold.errors import InputError
+from glyphfold.errors import HistoryFormatError, InputError
 
+FORMATS = ("auto", "openai", "anthropic")
 MAX_INPUT_BYTES = 512 * 1024 * 1024
 
 
-def read_history_json(spec: str) -> Any:
-    """Load a history from a JSON file path or ``-`` (stdin); InputError on bad input."""
+def add_input(parser: argparse.ArgumentParser) -> None:
+    """Add the IN.json positional and the --format / --profile options."""
+    parser.add_argument(
+        "input",
+        metavar="IN.json",
+        help="history: a JSON list of messages, "
+        "or an object with 'messages' and optional 'system' ('-' = stdin)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="wire format of the input (default: detect)",
+    )
+    parser.add_argument(
+        "--profile", default="anthropic", help="provider profile (default: anthropic)"
+    )
+
+
+def read_history(spec: str) -> Any:
+    """Load a history from a JSON file path or ``-`` (stdin); one-line errors on bad input."""
     if spec == "-":
         data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
         label = "stdin"
@@ -37,64 +53,17 @@ def read_history_json(spec: str) -> Any:
         msg = f"{label} is empty; expected a JSON chat history"
         raise InputError(msg)
     try:
-        return json.loads(data)
+        history = json.loads(data)
     except UnicodeDecodeError as exc:
         msg = f"{label} is not UTF-8 JSON: {exc.reason} at byte {exc.start}"
-        raise InputError(msg) from exc
+        raise InputError(msg) from None
     except json.JSONDecodeError as exc:
         msg = f"{label} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        raise InputError(msg) from exc
-
-
-def write_history_json(history: Any, out: str | None) -> None:
-    """Write a history as JSON to ``out`` (a path) or stdout when None or ``-``."""
-    text = json.dumps(history, ensure_ascii=False, indent=1) + "\n"
-    if out is None or out == "-":
-        sys.stdout.write(text)
-        return
-    Path(out).write_text(text, encoding="utf-8")
-from glyphfold.errors import HistoryFormatError, InputError
-
-FORMATS = ("auto", "openai", "anthropic")
-
-
-def add_input(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "input",
-        metavar="IN.json",
-        help="history: a JSON list of messages, "
-        "or an object with 'messages' and optional 'system' ('-' = stdin)",
-    )
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="auto",
-        help="wire format of the input (default: detect)",
-    )
-    parser.add_argument(
-        "--profile", default="anthropic", help="provider profile (default: anthropic)"
-    )
-
-
-def read_history(path: str) -> Any:
-    """Load a history JSON file; one-line errors for missing, unreadable or non-JSON input."""
-    try:
-        raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        msg = f"no such file: {path}"
-        raise InputError(msg) from None
-    except UnicodeDecodeError:
-        msg = f"{path} is not UTF-8 text"
-        raise InputError(msg) from None
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        msg = f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         raise HistoryFormatError(msg) from None
-    if not isinstance(data, list | dict):
-        msg = f"{path}: a history is a JSON list of messages or an object with 'messages'"
+    if not isinstance(history, list | dict):
+        msg = f"{label}: a history is a JSON list of messages or an object with 'messages'"
         raise HistoryFormatError(msg)
-    return data
+    return history
 
 
 def write_json(data: Any, path: str | None) -> None:

@@ -23,12 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the trimmed history; report the HistoryTrimmed event on stderr."""
-    from glyphfold.commands._history_io import read_history_json, write_history_json
+    from glyphfold.commands._history_io import read_history, write_json
     from glyphfold.compaction.events import EventBus, HistoryTrimmed
     from glyphfold.compaction.trim import recover_from_overflow, trim_history
     from glyphfold.errors import ContextOverflowError
 
-    history = read_history_json(args.input)
+    history = read_history(args.input)
     bus = EventBus()
     events: list[HistoryTrimmed] = []
     bus.subscribe(events.append, types=HistoryTrimmed)
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         out = trim_history(
             history, budget=args.budget, max_turns=args.max_turns, profile=args.profile, bus=bus
         ).history
-    write_history_json(out, args.out)
+    write_json(out, args.out)
     if events:
         e = events[0]
         print(

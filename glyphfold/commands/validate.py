@@ -19,13 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when the provider would accept the history, 1 listing every broken rule."""
-    from glyphfold.commands._history_io import read_history_json
+    from glyphfold.commands._history_io import read_history
     from glyphfold.compaction.messages import to_canonical
     from glyphfold.compaction.tokens import estimate_history_tokens
     from glyphfold.compaction.turns import segment_turns
     from glyphfold.compaction.validate import find_violations
 
-    h = to_canonical(read_history_json(args.input), format=args.format)
+    h = to_canonical(read_history(args.input), format=args.format)
     violations = find_violations(h)
     turns = len(segment_turns(h).turns)
     try:
