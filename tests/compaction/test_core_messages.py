@@ -32,7 +32,9 @@ from hypothesis import strategies as st
 
 from glyphfold.errors import HistoryFormatError
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _rebuilt(h: History) -> History:
@@ -317,7 +319,9 @@ def _containers(obj, out):
 _SPOILERS = [None, "", [], {}, 0, True, "x", "data:;base64,", {"type": "text"}, [{"type": 1}]]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(wire_histories(max_turns=3), st.randoms(use_true_random=False), st.integers(1, 4))
 def test_damaged_input_only_ever_raises_history_format_error(case, rng, n_damages):
     """Damage a valid history at random places: parsing succeeds losslessly or names the index."""
