@@ -60,6 +60,7 @@ _LAZY: dict[str, str] = {
     "LoopGuard": "glyphfold.compaction.loop",
     "bound_tool_result": "glyphfold.compaction.turns",
     "convert_history": "glyphfold.compaction.convert",
+    "prepare_request": "glyphfold.compaction.request",
     "open_store": "glyphfold.compaction.store",
     "compact": "glyphfold.compaction.ladder",
     "recover": "glyphfold.compaction.ladder",
