@@ -1242,6 +1242,10 @@ def _validate_dump(data: Any) -> tuple[list[dict[str, Any]], Any, list[dict[str,
     if tip is not None and tip not in seen:
         msg = f"dump tip {tip!r} is not one of its messages"
         raise InputError(msg)
+    mid_turn = {m["id"] for m in messages if not m.get("ends_turn", True)}
+    if tip in mid_turn:
+        msg = f"dump tip {tip!r} is inside a turn (ends_turn false); a tip is a turn boundary"
+        raise InputError(msg)
     checkpoints = data.get("checkpoints") or []
     for cp in checkpoints:
         if not isinstance(cp, dict) or not isinstance(cp.get("label"), str):
