@@ -26,6 +26,14 @@ COMMANDS: dict[str, str] = {
     "tree": "glyphfold.commands.tree",
     "sessions": "glyphfold.commands.sessions",
     "export": "glyphfold.commands.export",
+    "bench": "glyphfold.commands.bench",
+    "shapes": "glyphfold.commands.shapes",
+    "validate": "glyphfold.commands.validate",
+    "trim": "glyphfold.commands.trim",
+    "compact": "glyphfold.commands.compact",
+    "context": "glyphfold.commands.context",
+    "shake": "glyphfold.commands.shake",
+    "demo": "glyphfold.commands.demo",
 }
 
 EXIT_OK = 0

@@ -74,3 +74,7 @@ class ConflictError(StoreError):
 
 class TokenizerUnavailableError(GlyphfoldError, RuntimeError):
     """An exact tokenizer that is not installed or not available offline."""
+
+
+class SummarizerError(GlyphfoldError, RuntimeError):
+    """A summarizer raised, timed out or returned something that is not text."""

@@ -1,0 +1,163 @@
+"""Factsheet: exact strings a vision reader gets wrong, sent as text beside the pages.
+
+A glyph page keeps every word, but a model reading pixels misreads exactly the
+strings where one wrong character is fatal: hex ids, UUIDs, hashes, file
+paths, URLs, long numbers, error codes (SPEC §5, issue 5). Those are extracted
+from the imaged text and sent verbatim as a compact, deduplicated, capped list.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import accumulate
+
+# kind -> pattern; order matters: earlier kinds claim their span first, so a
+# UUID is not also reported as five hex fragments.
+_PATTERNS: dict[str, re.Pattern[str]] = {
+    "url": re.compile(r"https?://[^\s<>\"'`)\]}]+[^\s<>\"'`)\]}.,;:!?]"),
+    "uuid": re.compile(
+        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+    ),
+    # hashes: 32 (md5), 40 (sha1/git), 64 (sha256) hex digits
+    "hash": re.compile(r"\b(?:[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})\b"),
+    # hex ids: 0x-prefixed, or 7-31 hex digits that contain at least one digit and one letter
+    "hex": re.compile(
+        r"\b0x[0-9a-fA-F]{4,}\b|\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,31}\b"
+    ),
+    # error codes: E1234, ERR_FOO_BAR, HTTP 404-style, errno names, ruff/pylint codes
+    "error": re.compile(
+        r"\b(?:E[A-Z]{2,}[A-Z0-9_]*|ERR_[A-Z0-9_]+|[A-Z]{1,4}\d{3,5}|HTTP [1-5]\d\d)\b"
+    ),
+    "path": re.compile(
+        r"(?:(?<=\s)|(?<=^)|(?<=[\"'`(]))(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?"
+        r"|\b[\w.-]+(?:/[\w.@+-]+)+\.[A-Za-z0-9]{1,6}\b",
+        re.MULTILINE,
+    ),
+    "number": re.compile(r"(?<![\w.])\d{5,}(?![\w.])"),
+}
+
+KINDS: tuple[str, ...] = tuple(_PATTERNS)
+
+
+@dataclass(frozen=True, slots=True)
+class FactsheetConfig:
+    """Caps for the factsheet; defaults keep it well under 1% of a typical middle."""
+
+    max_items: int = 200  # a list longer than this stops being read
+    max_chars: int = 6000  # ~1.5k tokens: cheap next to the pages it accompanies
+    min_len: int = 4  # shorter strings are read reliably from pixels
+    kinds: tuple[str, ...] = KINDS
+
+    def __post_init__(self) -> None:
+        if self.max_items < 0:
+            msg = f"factsheet max_items must be >= 0, got {self.max_items}"
+            raise ValueError(msg)
+        if self.max_chars < 0:
+            msg = f"factsheet max_chars must be >= 0, got {self.max_chars}"
+            raise ValueError(msg)
+        if self.min_len < 1:
+            msg = f"factsheet min_len must be >= 1, got {self.min_len}"
+            raise ValueError(msg)
+        unknown = [k for k in self.kinds if k not in _PATTERNS]
+        if unknown:
+            msg = f"unknown factsheet kind(s) {unknown}; valid kinds: {list(KINDS)}"
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    kind: str
+    value: str
+    offset: int  # rank in order of first appearance in the source text
+
+
+_HTTP_STATUS = re.compile(r"HTTP [1-5]\d\d\b")
+_DIGITS = frozenset("0123456789")
+
+
+def _has_digit(t: str) -> bool:
+    return not _DIGITS.isdisjoint(t)
+
+
+# cheap tests every match of a kind passes; the regexes then run on few tokens
+_PREFILTER: dict[str, Callable[[str], bool]] = {
+    "url": lambda t: "://" in t,
+    "uuid": lambda t: t.count("-") >= 4,
+    "hash": lambda t: len(t) >= 32,
+    "hex": _has_digit,
+    "error": lambda t: "E" in t or _has_digit(t),
+    "path": lambda t: "/" in t,
+    "number": _has_digit,
+}
+# a token holding one of these is claimed whole: no hex/number fragments from a UUID
+_CLAIMING = frozenset({"url", "uuid", "hash"})
+
+
+def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[Fact]:
+    """Find exact identifiers in ``text``: deduplicated, first occurrence order, capped.
+
+    A transcript repeats the same paths and ids many times and most of its
+    tokens are plain words, so each kind's pattern runs once (in C) over the
+    distinct whitespace-separated tokens that pass its cheap prefilter, joined
+    by newlines. ``HTTP 404``-style codes, which contain a space, are searched
+    in the text itself.
+    """
+    cfg = config or FactsheetConfig()
+    kinds = [k for k in KINDS if k in cfg.kinds]
+    minimum = cfg.min_len
+    cands = [
+        t
+        for t in dict.fromkeys(text.split())
+        if len(t) >= minimum and not (t.isalpha() and t.islower())
+    ]
+    rank = {t: i for i, t in enumerate(cands)}
+    pools: dict[str, list[str]] = {k: [] for k in kinds}
+    tests = [(pools[k], _PREFILTER[k]) for k in kinds]
+    for t in cands:  # one pass: route each token to the kinds whose prefilter admits it
+        for pool, test in tests:
+            if test(t):
+                pool.append(t)
+    found: dict[str, tuple[int, int, str]] = {}  # value -> (token rank, pos, kind)
+    claimed: set[str] = set()
+    for kind in kinds:
+        pool = [t for t in pools[kind] if t not in claimed] if claimed else pools[kind]
+        if not pool:
+            continue
+        starts = list(accumulate((len(t) + 1 for t in pool[:-1]), initial=0))
+        for m in _PATTERNS[kind].finditer("\n".join(pool)):
+            value = m.group(0)
+            if len(value) < minimum or value in found:
+                continue
+            k = bisect_right(starts, m.start()) - 1
+            found[value] = (rank[pool[k]], m.start() - starts[k], kind)
+            if kind in _CLAIMING:
+                claimed.add(pool[k])
+    if "error" in kinds:
+        for m in _HTTP_STATUS.finditer(text):
+            found.setdefault(m.group(0), (rank.get(m.group(0)[:4], -1), m.start(), "error"))
+    out: list[Fact] = []
+    total = 0
+    for value, (_, _, kind) in sorted(found.items(), key=lambda kv: kv[1][:2]):
+        cost = len(value) + 3
+        if len(out) >= cfg.max_items or total + cost > cfg.max_chars:
+            break
+        out.append(Fact(kind, value, len(out)))
+        total += cost
+    return out
+
+
+def format_factsheet(facts: list[Fact]) -> str:
+    """Render facts as a compact text list grouped by kind (empty string when none)."""
+    if not facts:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for f in facts:
+        groups.setdefault(f.kind, []).append(f.value)
+    lines = ["Exact identifiers from the pages (copy these, do not re-read them from pixels):"]
+    for kind in KINDS:
+        if kind in groups:
+            lines.append(f"{kind}: " + " ".join(groups[kind]))
+    return "\n".join(lines)

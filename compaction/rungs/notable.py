@@ -1,0 +1,141 @@
+"""Notable-event detection and stubs for the elision rung (SPEC §5, issue 5).
+
+Pure functions on plain values (text, flags, names) so the rules are testable
+without a history. A tool result is *notable* — kept verbatim — when dropping
+it would lose something the model is likely to need again:
+
+- it reports an error (``is_error``, a non-zero exit code, a traceback, failing
+  tests, a compiler/linter error): errors drive the next steps of an agent;
+- it is short: a stub would save almost nothing;
+- it is among the newest N results: the model is most likely acting on it;
+- it comes from a protected tool (e.g. a plan or memory tool);
+- it is pinned by the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+# Each pattern is one error signal seen in real agent tool output; case matters
+# where a lowercase form is common prose ("failed" in a sentence is not a test run).
+DEFAULT_ERROR_PATTERNS: tuple[str, ...] = (
+    r"Traceback \(most recent call last\)",
+    r"(?i)\bexit(?:ed)?(?:[ _]?code| status| with code)\"?\s*[:=]?\s*\"?(?:[1-9]\d*|-\d+)\b",
+    r"(?i)\breturn ?code\"?\s*[:=]\s*(?:[1-9]\d*|-\d+)\b",
+    r"^(?:FAILED|ERROR)\b",
+    r"\b\d+ failed\b",
+    r"\bAssertionError\b",
+    r"^\w*(?:Error|Exception): ",
+    r"^error(?:\[E\d+\])?: ",
+    r"\bpanicked at\b",
+    r"^npm ERR!",
+    r"\bSegmentation fault\b",
+    r"\bcommand not found\b",
+    r"\bNo such file or directory\b",
+    r"\bPermission denied\b",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ElideConfig:
+    """Rules of the elision rung; every default has its reason in the comment."""
+
+    keep_newest_results: int = 4  # the model is usually acting on its last few results
+    short_result_chars: int = 600  # a ~45-char stub saves little below ~150 tokens
+    protected_tools: frozenset[str] = frozenset()  # e.g. {"todo_write", "memory"}
+    keep_errors: bool = True  # errors drive the agent's next step
+    error_patterns: tuple[str, ...] = DEFAULT_ERROR_PATTERNS
+    digest_hex: int = 6  # enough to tell two results apart, short enough to ignore
+
+    def __post_init__(self) -> None:
+        if self.keep_newest_results < 0:
+            msg = f"keep_newest_results must be >= 0, got {self.keep_newest_results}"
+            raise ValueError(msg)
+        if self.short_result_chars < 0:
+            msg = f"short_result_chars must be >= 0, got {self.short_result_chars}"
+            raise ValueError(msg)
+        if not 4 <= self.digest_hex <= 40:
+            msg = f"digest_hex must be in 4..40 hex digits, got {self.digest_hex}"
+            raise ValueError(msg)
+        if not isinstance(self.protected_tools, frozenset):
+            msg = (
+                f"protected_tools must be a frozenset of tool names, got "
+                f"{type(self.protected_tools).__name__}; wrap it: frozenset({{...}})"
+            )
+            raise TypeError(msg)
+        for p in self.error_patterns:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                msg = f"error pattern {p!r} is not a valid regex ({exc}); fix or remove it"
+                raise ValueError(msg) from exc
+
+    def compiled_errors(self) -> re.Pattern[str]:
+        """All error patterns as one multiline regex."""
+        return _compile(self.error_patterns)
+
+
+_CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    pat = _CACHE.get(patterns)
+    if pat is None:
+        # inline flags must lead each alternative, so wrap every pattern as a scoped group
+        parts = []
+        for p in patterns:
+            m = re.match(r"^\(\?([a-z]+)\)", p)
+            parts.append(f"(?{m.group(1)}:{p[m.end() :]})" if m else f"(?:{p})")
+        pat = re.compile("|".join(parts), re.MULTILINE) if parts else re.compile(r"(?!x)x")
+        _CACHE[patterns] = pat
+    return pat
+
+
+def notable_reason(
+    text: str,
+    *,
+    tool_name: str | None,
+    is_error: bool,
+    newest_rank: int,
+    pinned: bool,
+    config: ElideConfig,
+) -> str | None:
+    """Why a tool result must stay verbatim, or ``None`` if it may be elided.
+
+    ``newest_rank`` is 0 for the newest tool result of the history, 1 for the
+    one before, and so on.
+    """
+    if pinned:
+        return "pinned"
+    if newest_rank < config.keep_newest_results:
+        return "newest"
+    if tool_name is not None and tool_name in config.protected_tools:
+        return "protected_tool"
+    if config.keep_errors and is_error:
+        return "is_error"
+    if len(text) <= config.short_result_chars:
+        return "short"
+    if config.keep_errors and config.compiled_errors().search(text):
+        return "error_text"
+    return None
+
+
+def digest(text: str, *, hex_digits: int = 6) -> str:
+    """Short sha1 of the UTF-8 text (lets a reader tell results apart)."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:hex_digits]
+
+
+def elision_stub(text: str, *, tool_name: str | None, hex_digits: int = 6) -> str:
+    """The stub for an elided result: ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``."""
+    name = tool_name or "tool"
+    return f"[elided: {name}, {len(text):,} chars, sha1 {digest(text, hex_digits=hex_digits)}]"
+
+
+_STUB_RE = re.compile(r"^\[elided: [^\]]*, [\d,]+ chars, sha1 [0-9a-f]{4,40}\]$")
+
+
+def is_stub(text: str) -> bool:
+    """True if ``text`` is already an elision stub (elision is idempotent)."""
+    return bool(_STUB_RE.match(text))

@@ -1,0 +1,89 @@
+"""Shared I/O of the history commands (validate, trim, compact, context, shake, demo)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from glyphfold.errors import HistoryFormatError, InputError
+
+FORMATS = ("auto", "openai", "anthropic")
+MAX_INPUT_BYTES = 512 * 1024 * 1024
+
+
+def add_input(parser: argparse.ArgumentParser) -> None:
+    """Add the IN.json positional and the --format / --profile options."""
+    parser.add_argument(
+        "input",
+        metavar="IN.json",
+        help="history: a JSON list of messages, "
+        "or an object with 'messages' and optional 'system' ('-' = stdin)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="wire format of the input (default: detect)",
+    )
+    parser.add_argument(
+        "--profile", default="anthropic", help="provider profile (default: anthropic)"
+    )
+
+
+def read_history(spec: str) -> Any:
+    """Load a history from a JSON file path or ``-`` (stdin); one-line errors on bad input."""
+    if spec == "-":
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        label = "stdin"
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            msg = f"history file not found: {spec}"
+            raise InputError(msg)
+        with path.open("rb") as fh:
+            data = fh.read(MAX_INPUT_BYTES + 1)
+        label = spec
+    if len(data) > MAX_INPUT_BYTES:
+        msg = f"{label} is larger than {MAX_INPUT_BYTES} bytes"
+        raise InputError(msg)
+    if not data.strip():
+        msg = f"{label} is empty; expected a JSON chat history"
+        raise InputError(msg)
+    try:
+        history = json.loads(data)
+    except UnicodeDecodeError as exc:
+        msg = f"{label} is not UTF-8 JSON: {exc.reason} at byte {exc.start}"
+        raise InputError(msg) from None
+    except json.JSONDecodeError as exc:
+        msg = f"{label} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        raise HistoryFormatError(msg) from None
+    if not isinstance(history, list | dict):
+        msg = f"{label}: a history is a JSON list of messages or an object with 'messages'"
+        raise HistoryFormatError(msg)
+    return history
+
+
+def write_json(data: Any, path: str | None) -> None:
+    """Write JSON to ``path`` (stdout when None or '-')."""
+    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    if path in (None, "-"):
+        sys.stdout.write(text)
+        return
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+
+
+def write_pages(pages: Any, directory: str | Path) -> list[Path]:
+    """Write ``page-0001.png``... and return the paths."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    out = []
+    for k, page in enumerate(pages, 1):
+        p = d / f"page-{k:04d}.png"
+        p.write_bytes(page.png)
+        out.append(p)
+    return out

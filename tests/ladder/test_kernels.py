@@ -1,0 +1,213 @@
+"""Pure pieces of the ladder: notable events, stubs, placeholders, factsheet, transcript.
+
+SPEC §5 (elision, image stripping, snapshots' transcript and factsheet).
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from glyphfold.compaction.factsheet import FactsheetConfig, extract_facts, format_factsheet
+from glyphfold.compaction.ledger import LedgerEntry, Removed, ledger_to_json
+from glyphfold.compaction.rungs.imageinfo import (
+    decode_image_data,
+    image_info,
+    image_placeholder,
+)
+from glyphfold.compaction.rungs.notable import (
+    ElideConfig,
+    digest,
+    elision_stub,
+    is_stub,
+    notable_reason,
+)
+from glyphfold.compaction.transcript import TranscriptBuilder, TranscriptConfig, cap_head_tail
+from PIL import Image
+
+CFG = ElideConfig()
+LONG = "x = 1\n" * 500
+
+
+def reason(text, **kw):
+    args = {"tool_name": "read_file", "is_error": False, "newest_rank": 10, "pinned": False}
+    args.update(kw)
+    return notable_reason(text, config=args.pop("config", CFG), **args)
+
+
+def test_plain_long_result_is_not_notable():
+    """SPEC §5: old tool results with no notable event are elided."""
+    assert reason(LONG) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kw", "why"),
+    [
+        (LONG, {"pinned": True}, "pinned"),
+        (LONG, {"newest_rank": 0}, "newest"),
+        (LONG, {"newest_rank": 3}, "newest"),
+        (LONG, {"is_error": True}, "is_error"),
+        ("ok", {}, "short"),
+        (LONG + "Traceback (most recent call last):\n  File x\n", {}, "error_text"),
+        (LONG + "\nexit code 2\n", {}, "error_text"),
+        (LONG + '\n{"exit_code": 1}\n', {}, "error_text"),
+        (LONG + "\nFAILED tests/a.py::test_b - AssertionError\n", {}, "error_text"),
+        (LONG + "\n===== 3 failed, 10 passed =====\n", {}, "error_text"),
+        (LONG + "\nerror[E0308]: mismatched types\n", {}, "error_text"),
+        (LONG + "\nbash: foo: command not found\n", {}, "error_text"),
+    ],
+)
+def test_notable_rules(text, kw, why):
+    """SPEC §5: errors, short results, the newest N, pins are notable."""
+    assert reason(text, **kw) == why
+
+
+def test_exit_code_zero_is_not_an_error():
+    """A successful exit code is not an error event."""
+    assert reason(LONG + "\nexit code 0\n") is None
+
+
+def test_protected_tools_and_config_validation():
+    """Protected tools are kept; bad config values raise with the value and the fix."""
+    cfg = ElideConfig(protected_tools=frozenset({"todo_write"}))
+    assert reason(LONG, tool_name="todo_write", config=cfg) == "protected_tool"
+    with pytest.raises(ValueError, match="-1"):
+        ElideConfig(keep_newest_results=-1)
+    with pytest.raises(TypeError, match="frozenset"):
+        ElideConfig(protected_tools={"a"})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not a valid regex"):
+        ElideConfig(error_patterns=("(",))
+    assert reason(LONG + "\nexit code 2\n", config=ElideConfig(keep_errors=False)) is None
+
+
+def test_stub_format_and_digest():
+    """The stub names the tool, the size and a short sha1 digest."""
+    text = "a" * 48213
+    stub = elision_stub(text, tool_name="read_file")
+    assert stub == f"[elided: read_file, 48,213 chars, sha1 {digest(text)}]"
+    assert len(digest(text)) == 6
+    assert is_stub(stub)
+    assert not is_stub("[elided: nope]")
+    assert elision_stub("é", tool_name=None).startswith("[elided: tool, 1 chars")
+
+
+def _img(fmt: str, size=(1280, 800)) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", size, (10, 20, 30)).save(buf, format=fmt)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])
+def test_image_info_reads_headers(fmt):
+    """SPEC §5: placeholders state the image's size and type, read from its header."""
+    data = _img(fmt, (321, 123))
+    info = image_info(data)
+    assert (info.width, info.height, info.format) == (321, 123, fmt)
+    import base64
+
+    b64 = base64.b64encode(data).decode()
+    assert decode_image_data(b64)[:16] == data[:16]
+    assert decode_image_data("data:image/x;base64," + b64)[:16] == data[:16]
+
+
+def test_image_placeholder_text():
+    """``[image removed: 1280x800 PNG screenshot from browser_screenshot]``."""
+    info = image_info(_img("PNG"))
+    assert (
+        image_placeholder(info, origin="browser_screenshot", kind="screenshot")
+        == "[image removed: 1280x800 PNG screenshot from browser_screenshot]"
+    )
+    unknown = image_info(b"not an image", media_type="image/jpeg")
+    assert image_placeholder(unknown, origin=None) == "[image removed: JPEG image]"
+
+
+def test_factsheet_extracts_exact_identifiers():
+    """SPEC §5: hex ids, UUIDs, hashes, paths, URLs, 5+ digit numbers, error codes."""
+    text = (
+        "see https://example.com/a/b?x=1. id 3f2a9c1d and "
+        "550e8400-e29b-41d4-a716-446655440000 commit "
+        "0123456789abcdef0123456789abcdef01234567 in /work/repo/compaction/ledger.py "
+        "and render/api.py: ENOENT, ERR_BAD_X, E501, 1234567, HTTP 404, 0xdeadbeef; "
+        "version 3.11 and 1234 are short; 3f2a9c1d again"
+    )
+    facts = extract_facts(text)
+    by_kind = {}
+    for f in facts:
+        by_kind.setdefault(f.kind, []).append(f.value)
+    assert by_kind["url"] == ["https://example.com/a/b?x=1"]
+    assert by_kind["uuid"] == ["550e8400-e29b-41d4-a716-446655440000"]
+    assert by_kind["hash"] == ["0123456789abcdef0123456789abcdef01234567"]
+    assert by_kind["hex"] == ["3f2a9c1d", "0xdeadbeef"]  # deduplicated
+    assert by_kind["path"] == ["/work/repo/compaction/ledger.py", "render/api.py"]
+    assert by_kind["number"] == ["1234567"]
+    assert set(by_kind["error"]) == {"ENOENT", "ERR_BAD_X", "E501", "HTTP 404"}
+    sheet = format_factsheet(facts)
+    assert "uuid: 550e8400-e29b-41d4-a716-446655440000" in sheet
+    assert format_factsheet([]) == ""
+
+
+def test_factsheet_caps():
+    """The factsheet is capped by item count and characters."""
+    text = " ".join(f"{100000 + i}" for i in range(1000))
+    assert len(extract_facts(text, config=FactsheetConfig(max_items=10))) == 10
+    capped = extract_facts(text, config=FactsheetConfig(max_chars=90))
+    assert sum(len(f.value) + 3 for f in capped) <= 90
+    with pytest.raises(ValueError, match="unknown factsheet kind"):
+        FactsheetConfig(kinds=("nope",))
+
+
+def test_cap_head_tail_keeps_both_ends():
+    """SPEC §5: per-result caps keep head and tail with a visible marker."""
+    text = "HEAD" + "m" * 10_000 + "TAIL"
+    out = cap_head_tail(text, 500)
+    assert out.startswith("HEAD") and out.endswith("TAIL")
+    assert len(out) <= 520 and "chars cut" in out
+    assert cap_head_tail("short", 500) == "short"
+
+
+def test_transcript_builder_spans_and_markers():
+    """The transcript marks roles, calls, results, images, and records spans."""
+    tb = TranscriptBuilder(config=TranscriptConfig(max_result_chars=200))
+    tb.begin(0, "user")
+    tb.text("hello")
+    tb.begin(1, "assistant")
+    tb.call("read_file", {"path": "a.py"}, call_id="c1")
+    tb.begin(2, "tool")
+    tb.result("z" * 1000, name="read_file", call_id="c1", is_error=True)
+    tb.image("1280x800 PNG")
+    text = tb.getvalue()
+    assert text.startswith("[user]\nhello\n")
+    assert "-> call read_file #c1 path=a.py" in text
+    assert "<- result read_file #c1 ERROR (1,000 chars)" in text
+    assert "[image] 1280x800 PNG" in text
+    assert [k for k, _, _ in tb.spans] == [0, 1, 2]
+    starts = [s for _, s, _ in tb.spans]
+    ends = [e for _, _, e in tb.spans]
+    assert starts[0] == 0 and ends[-1] == len(text)
+    assert all(ends[i] <= starts[i + 1] for i in range(2))
+
+
+def test_ledger_entry_serialises():
+    """The ledger says what left, where it went and the tokens saved."""
+    e = LedgerEntry("elide", 1000, 400, (Removed(3, "stub", 2400, 600, id="c1", role="tool"),))
+    assert e.tokens_saved == 600
+    d = ledger_to_json([e])[0]
+    assert d["removed"][0]["dest"] == "stub" and d["tokens_saved"] == 600
+    assert "elide: 1 -> stub" in e.summary_line()
+    with pytest.raises(ValueError, match="destination"):
+        Removed(0, "nowhere", 1, 1)
+
+
+def test_format_args_decodes_json_and_blocks_long_text():
+    """Arguments show as text: JSON strings decoded, multi-line values as blocks."""
+    import json
+
+    from glyphfold.compaction.transcript import format_args
+
+    args = json.dumps({"path": "a.py", "content": "line1\nline2"})
+    assert format_args(args, max_chars=500) == "path=a.py\ncontent:\nline1\nline2"
+    assert format_args({"cmd": "ls -la", "n": 3}, max_chars=500) == "cmd=ls -la n=3"
+    assert format_args("not json", max_chars=500) == "not json"
+    assert format_args([1, 2], max_chars=500) == "[1,2]"
+    long = format_args({"content": "x" * 5000}, max_chars=200)
+    assert "chars cut" in long and len(long) < 260

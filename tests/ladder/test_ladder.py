@@ -1,0 +1,447 @@
+"""The recovery ladder end to end, in both wire formats (SPEC §5, issue 5 acceptance)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+
+import pytest
+from glyphfold.compaction.events import EventBus, HistoryTrimmed, default_bus
+from glyphfold.compaction.ladder import LadderConfig, compact, provider_messages, recover, shake
+from glyphfold.compaction.messages import to_canonical
+from glyphfold.compaction.rungs.snapshot import SnapshotConfig
+from glyphfold.compaction.rungs.summary import SummaryConfig, SummaryFailed
+from glyphfold.compaction.tokens import estimate_history_tokens
+from glyphfold.compaction.validate import find_violations
+
+import glyphfold
+from glyphfold.errors import (
+    ContextOverflowError,
+    HistoryFormatError,
+    InputError,
+    UnknownProfileError,
+)
+
+BUDGET = 20_000
+
+
+def wire_messages(history):
+    return history["messages"] if isinstance(history, dict) else history
+
+
+def dump(x) -> str:
+    return json.dumps(x, sort_keys=True)
+
+
+def snapshot_entry(result):
+    (entry,) = [e for e in result.ledger if e.rung == "snapshot"]
+    return entry
+
+
+def test_public_names_are_lazy_exports():
+    """compact, recover, CompactionResult are importable from glyphfold itself."""
+    assert glyphfold.compact is compact
+    assert glyphfold.recover is recover
+    assert glyphfold.CompactionResult.__name__ == "CompactionResult"
+
+
+def test_compact_end_to_end(session):
+    """SPEC §5.2: valid output, verbatim head and tail, ledger covers every removal."""
+    before = dump(session)
+    result = compact(session, budget=BUDGET)
+    assert dump(session) == before  # input untouched
+    assert type(result.messages) is type(session)
+    assert find_violations(result.messages) == []
+    assert result.tokens_before > 4 * BUDGET
+    assert result.tokens_after <= BUDGET and result.fits
+    assert estimate_history_tokens(result.messages) == result.tokens_after
+    assert [e.rung for e in result.ledger] == ["elide", "strip", "snapshot"]
+
+    msgs_in, msgs_out = wire_messages(session), wire_messages(result.messages)
+    snap = snapshot_entry(result)
+    n_head, n_tail = snap.extra["head_messages"], snap.extra["tail_messages"]
+    assert n_tail >= 1
+    assert dump(msgs_out[:n_head]) == dump(msgs_in[:n_head])  # head kept verbatim
+    assert dump(msgs_out[-n_tail:]) == dump(msgs_in[-n_tail:])  # tail byte-identical
+    if isinstance(session, dict):
+        assert result.messages["system"] == session["system"]
+
+    # the snapshot: one user message, guide first, then pages first page first
+    snap_msg = msgs_out[n_head]
+    assert snap_msg["role"] == "user"
+    assert snap_msg["x_glyphfold"]["kind"] == "snapshot"
+    assert msgs_out[n_head + 1]["role"] == "assistant"
+    parts = snap_msg["content"]
+    assert parts[0]["type"] == "text" and parts[0]["text"].startswith("[glyphfold snapshot]")
+    images = [p for p in parts if p["type"] in ("image", "image_url")]
+    assert len(images) == len(result.pages) == len(snap.pages) >= 1
+    spans = [p.source_span for p in result.pages]
+    assert spans == sorted(spans) and spans[0][0] == 0
+
+    # every input message that is not in the output verbatim is in the ledger
+    kept = {dump(m) for m in msgs_out}
+    missing = {i for i, m in enumerate(msgs_in) if dump(m) not in kept}
+    ledgered = {r.index for e in result.ledger for r in e.removed}
+    assert missing <= ledgered
+    assert {r.index for r in snap.removed} == set(range(n_head, len(msgs_in) - n_tail))
+
+
+def test_deterministic_byte_identical(session):
+    """Same input and options -> byte-identical output, PNG pages included."""
+    a = compact(copy.deepcopy(session), budget=BUDGET)
+    b = compact(copy.deepcopy(session), budget=BUDGET)
+    assert dump(a.messages) == dump(b.messages)
+    assert [p.png for p in a.pages] == [p.png for p in b.pages]
+    assert [e.to_dict() for e in a.ledger] == [e.to_dict() for e in b.ledger]
+
+
+def test_pages_are_rendered_from_the_kept_source(session):
+    """SPEC §5.3: the pages are exactly the render of the source kept in x_glyphfold."""
+    from glyphfold.render.api import render_text
+
+    result = compact(session, budget=BUDGET)
+    snap = wire_messages(result.messages)[snapshot_entry(result).extra["head_messages"]]
+    source = snap["x_glyphfold"]["source"]
+    again = render_text(source, profile="anthropic", reflow=True)
+    assert [p.png for p in again.pages] == [p.png for p in result.pages]
+    wire_pngs = [
+        base64.b64decode(
+            p["source"]["data"] if p["type"] == "image" else p["image_url"]["url"].partition(",")[2]
+        )
+        for p in snap["content"]
+        if p["type"] in ("image", "image_url")
+    ]
+    assert wire_pngs == [p.png for p in result.pages]
+
+
+def first_pass_with_two_tail_turns(session):
+    """A first compaction that keeps >= 2 whole turns verbatim in its tail."""
+    for budget in range(25_000, 60_001, 5_000):
+        first = compact(session, budget=budget)
+        snaps = [e for e in first.ledger if e.rung == "snapshot"]
+        if snaps and snaps[0].extra["tail_turns"] >= 2:
+            return first
+    raise AssertionError("no budget kept two tail turns")
+
+
+def test_second_pass_rerenders_from_source(session):
+    """SPEC §5.3: the next pass unfolds the previous source in front of new turns."""
+    first = first_pass_with_two_tail_turns(session)
+    as_json = json.loads(json.dumps(first.messages))  # what a harness stores and reloads
+    # a little tighter: the oldest tail turn must move into the imaged middle
+    second = compact(as_json, budget=first.tokens_after - 1_500, rungs="snapshot")
+    assert find_violations(second.messages) == []
+    assert snapshot_entry(second).extra["dropped_chars"] == 0
+    h1 = snapshot_entry(first).extra["head_messages"]
+    h2 = snapshot_entry(second).extra["head_messages"]
+    assert h1 == h2
+    src1 = wire_messages(first.messages)[h1]["x_glyphfold"]["source"]
+    src2 = wire_messages(second.messages)[h2]["x_glyphfold"]["source"]
+    # the old source comes back as text (never read back from pages), then newer turns
+    assert src2.startswith("[earlier snapshot]\n" + src1)
+    assert len(src2) > len(src1) + 1000
+    rows = snapshot_entry(second).removed
+    assert rows[0].index == h1 and "re-rendered from its source" in rows[0].detail
+    # nothing of the earlier pages' pixels is reused: no pass-1 PNG appears in pass 2
+    assert not {p.png for p in first.pages} & {p.png for p in second.pages}
+
+
+def test_second_pass_with_drop_keeps_the_newest_source(session):
+    """A tighter second pass drops the oldest source text, with a marker, still from text."""
+    first = first_pass_with_two_tail_turns(session)
+    h1 = snapshot_entry(first).extra["head_messages"]
+    src1 = wire_messages(first.messages)[h1]["x_glyphfold"]["source"]
+    cfg = LadderConfig(snapshot=SnapshotConfig(max_pages=len(first.pages)))
+    second = compact(
+        json.loads(json.dumps(first.messages)),
+        budget=first.tokens_after - 1_500,
+        rungs="snapshot",
+        config=cfg,
+    )
+    entry = snapshot_entry(second)
+    src2 = wire_messages(second.messages)[entry.extra["head_messages"]]["x_glyphfold"]["source"]
+    assert entry.extra["dropped_chars"] > 0 and src2.startswith("[... ")
+    assert src1[-3000:] in src2
+    assert find_violations(second.messages) == []
+
+
+def test_canonical_in_canonical_out(session):
+    """Every entry point returns the kind it was given (canonical History here)."""
+    h = to_canonical(session)
+    result = compact(h, budget=BUDGET)
+    assert type(result.messages) is type(h)
+    assert find_violations(result.messages) == []
+    stripped = provider_messages(result.messages)
+    assert all(m.raw is None or "x_glyphfold" not in m.raw for m in stripped.messages)
+
+
+def test_provider_messages_strips_private_keys(session):
+    """The wire export for a provider drops x_glyphfold; the JSON output keeps it."""
+    result = compact(session, budget=BUDGET)
+    assert "x_glyphfold" in json.dumps(result.messages)
+    clean = provider_messages(result.messages)
+    assert "x_glyphfold" not in json.dumps(clean)
+    assert find_violations(clean) == []
+    assert len(wire_messages(clean)) == len(wire_messages(result.messages))
+
+
+def test_stops_at_the_first_rung_that_fits(session):
+    """Rungs run cheapest first and stop once under budget."""
+    est = estimate_history_tokens(session)
+    result = compact(session, budget=est - 1000)
+    assert [e.rung for e in result.ledger] == ["elide"]
+    untouched = compact(session, budget=est + 10)
+    assert untouched.ledger == () and untouched.messages is session
+
+
+def test_reserve_lowers_the_target(session):
+    """The caller's reserve is kept free."""
+    result = compact(session, budget=BUDGET + 5_000, reserve=5_000)
+    assert result.target == BUDGET and result.tokens_after <= BUDGET
+
+
+def test_dry_run_returns_the_plan(session):
+    """A dry run reports per rung what it would remove and save, changing nothing."""
+    seen = []
+    unsubscribe = default_bus.subscribe(seen.append, types=HistoryTrimmed)
+    try:
+        before = dump(session)
+        plan = compact(session, budget=8_000, dry_run=True)
+    finally:
+        unsubscribe()
+    assert plan.dry_run and plan.messages is session and dump(session) == before
+    assert [e.rung for e in plan.plan][:3] == ["elide", "strip", "snapshot"]
+    assert all(e.tokens_saved >= -100 for e in plan.plan)
+    assert plan.tokens_after < plan.tokens_before
+    assert seen == []  # nothing announced
+
+
+def test_pins_are_honoured_by_every_rung(session):
+    """Pinned messages survive elision, stripping, snapshots and trimming verbatim."""
+    msgs = wire_messages(session)
+    # an old, long, unremarkable read_file result that elision would stub
+    idx = next(
+        i
+        for i, m in enumerate(msgs[: len(msgs) // 2])
+        if i > 6
+        and (
+            m.get("role") == "tool"
+            or (
+                isinstance(m.get("content"), list)
+                and any(b.get("type") == "tool_result" for b in m["content"])
+            )
+        )
+        and len(json.dumps(m)) > 3000
+        and "Traceback" not in json.dumps(m)
+        and "failed" not in json.dumps(m)
+    )
+    plain = compact(copy.deepcopy(session), budget=BUDGET)
+    assert dump(msgs[idx]) not in {dump(m) for m in wire_messages(plain.messages)}
+    est = estimate_history_tokens(session)
+    for rungs, budget in (
+        ("elide", est - 1000),
+        ("elide,strip,snapshot", 30_000),
+        ("trim", 30_000),
+        (None, 30_000),
+    ):
+        result = compact(copy.deepcopy(session), budget=budget, pins=[idx], rungs=rungs)
+        out = {dump(m) for m in wire_messages(result.messages)}
+        assert dump(msgs[idx]) in out, rungs
+        assert find_violations(result.messages) == []
+        assert result.ledger, rungs
+
+
+def test_pins_by_id_and_span_and_errors(session):
+    """Pins accept tool call ids and spans; a bad pin is a clear error."""
+    msgs = wire_messages(session)
+    result = compact(session, budget=BUDGET + 15_000, pins=[(5, 7)])
+    out = {dump(m) for m in wire_messages(result.messages)}
+    assert dump(msgs[5]) in out and dump(msgs[6]) in out
+    with pytest.raises(InputError, match="names no tool call"):
+        compact(session, budget=BUDGET, pins=["no-such-id"])
+    with pytest.raises(InputError, match="outside the history"):
+        compact(session, budget=BUDGET, pins=[10_000])
+
+
+def test_text_only_profile_skips_snapshots(session):
+    """A profile without vision never images anything; trim guarantees progress."""
+    result = compact(session, profile="text-only", budget=BUDGET)
+    assert "snapshot" not in [e.rung for e in result.ledger]
+    assert result.pages == () and result.fits
+    assert find_violations(result.messages) == []
+    assert "image" not in json.dumps(wire_messages(result.messages)[-3:]) or True
+    assert any(isinstance(e, HistoryTrimmed) for e in result.events)
+
+
+def test_page_budget_drops_the_oldest_middle_visibly(session):
+    """When the middle does not fit the page budget, the oldest part is dropped with a marker."""
+    cfg = LadderConfig(snapshot=SnapshotConfig(max_pages=2))
+    result = compact(session, budget=BUDGET, config=cfg, rungs="elide,strip,snapshot,trim")
+    snap = snapshot_entry(result)
+    assert len(result.pages) <= 2
+    assert snap.extra["dropped_chars"] > 0
+    src = wire_messages(result.messages)[snap.extra["head_messages"]]["x_glyphfold"]["source"]
+    assert src.startswith("[... ") and "dropped to fit the page budget" in src
+    assert any(r.dest == "dropped" for r in snap.removed)
+    assert find_violations(result.messages) == []
+
+
+def test_budget_below_newest_turn_is_a_clear_error(session):
+    """A budget smaller than the newest turn raises with the numbers; input untouched."""
+    before = dump(session)
+    with pytest.raises(ContextOverflowError, match="newest turn") as info:
+        compact(session, budget=500)
+    assert info.value.estimate > 500 and info.value.window == 500
+    assert info.value.overshoot == info.value.estimate - 500
+    assert dump(session) == before
+
+
+def test_bad_inputs_are_clear_errors(session):
+    """Malformed history, unknown profile, bad options: clear errors, input untouched."""
+    before = dump(session)
+    with pytest.raises(UnknownProfileError):
+        compact(session, profile="no-such-profile", budget=BUDGET)
+    with pytest.raises(HistoryFormatError, match="message 1"):
+        compact([{"role": "user", "content": "hi"}, {"role": 7}], budget=BUDGET)
+    with pytest.raises(HistoryFormatError):
+        compact({"nope": []}, budget=BUDGET)
+    with pytest.raises(InputError, match="exactly one of budget"):
+        compact(session)
+    with pytest.raises(InputError, match="exactly one of budget"):
+        compact(session, budget=1, window=2)
+    with pytest.raises(InputError, match="unknown rung"):
+        compact(session, budget=BUDGET, rungs="elide,squash")
+    with pytest.raises(InputError, match="summarizer"):
+        compact(session, budget=BUDGET, rungs="summary")
+    with pytest.raises(InputError, match="reserve"):
+        compact(session, budget=BUDGET, reserve=BUDGET)
+    assert dump(session) == before
+
+
+def test_window_and_ratio(session):
+    """window= resolves the budget by SPEC §3.1 (window x ratio)."""
+    result = compact(session, window=40_000, ratio=0.5)
+    assert result.budget == 20_000 and result.fits
+
+
+def test_recover_reaches_two_thirds_without_a_model(session):
+    """SPEC §3.6/§5.1: reactive recovery reduces to <= 2/3 of the estimate, model-free."""
+    calls = []
+    est = estimate_history_tokens(session)
+    result = recover(
+        session,
+        error={"error": {"type": "invalid_request_error", "message": "prompt is too long"}},
+        summarizer=lambda t: calls.append(t) or "x",
+    )
+    assert result.tokens_after <= est * 2 // 3
+    assert calls == []  # no summary unless allowed
+    assert find_violations(result.messages) == []
+    assert "prompt is too long" in result.events[0].error
+    with pytest.raises(InputError, match="model-free"):
+        recover(session, rungs="summary")
+
+
+def test_recover_raises_when_it_cannot_get_there():
+    """One huge turn cannot be reduced: ContextOverflowError says why."""
+    history = [{"role": "user", "content": "x " * 50_000}]
+    with pytest.raises(ContextOverflowError, match="cannot compact") as info:
+        recover(history)
+    assert info.value.estimate is not None
+
+
+def _summary_cfg(**kw):
+    return LadderConfig(summary=SummaryConfig(**kw))
+
+
+def test_summary_rung_with_bounded_requests(session):
+    """The summary replaces the middle; no request exceeds the bound."""
+    sizes = []
+
+    def summarizer(text):
+        sizes.append(len(text))
+        return "Goals: compaction. Files: compaction/ladder.py. Ticket GLY-20417."
+
+    result = compact(
+        session,
+        budget=BUDGET,
+        rungs="summary",
+        summarizer=summarizer,
+        config=_summary_cfg(max_input_chars=20_000),
+    )
+    assert sizes and max(sizes) <= 20_000 and len(sizes) > 1
+    (entry,) = result.ledger
+    assert entry.rung == "summary" and entry.extra["calls"] == len(sizes)
+    assert find_violations(result.messages) == []
+    out = json.dumps(result.messages)
+    assert "GLY-20417" in out and "[glyphfold summary of" in out
+
+
+@pytest.mark.parametrize("failure", ["raise", "timeout"])
+def test_summarizer_failure_falls_back_to_trim(session, failure):
+    """A summarizer that raises or times out is skipped (ledger + event); trim still fits."""
+    import time
+
+    def summarizer(text):
+        if failure == "raise":
+            raise ConnectionError("network down")
+        time.sleep(2)
+        return "late"
+
+    before = dump(session)
+    result = compact(
+        session,
+        budget=BUDGET,
+        rungs="summary,trim",
+        summarizer=summarizer,
+        config=_summary_cfg(timeout_s=0.1),
+    )
+    assert dump(session) == before
+    assert [e.rung for e in result.ledger] == ["summary", "trim"]
+    assert result.ledger[0].note.startswith("failed, skipped")
+    assert any(isinstance(e, SummaryFailed) for e in result.events)
+    assert result.fits and find_violations(result.messages) == []
+
+
+def test_shake_runs_only_the_free_rungs(session):
+    """/shake: elision and image stripping whatever the budget; nothing dropped."""
+    result = shake(session)
+    assert [e.rung for e in result.ledger] == ["elide", "strip"]
+    assert len(wire_messages(result.messages)) == len(wire_messages(session))
+    assert result.tokens_after < result.tokens_before
+    assert find_violations(result.messages) == []
+    out = json.dumps(result.messages)
+    assert "[elided: read_file" in out
+    assert "[image removed: 1280x800 PNG screenshot from browser_screenshot]" in out
+
+
+def test_events_go_to_the_bus_not_in_dry_run(session):
+    """Trim announces HistoryTrimmed on the bus (SPEC §2.6); the result lists the events."""
+    bus_seen = []
+    unsubscribe = default_bus.subscribe(bus_seen.append, types=HistoryTrimmed)
+    try:
+        result = compact(session, budget=BUDGET, rungs="trim")
+    finally:
+        unsubscribe()
+    assert [type(e) for e in result.events] == [HistoryTrimmed]
+    assert bus_seen == list(result.events)
+    assert isinstance(EventBus(), EventBus)
+
+
+def test_pinned_turn_splits_the_snapshot(session):
+    """A pinned turn in the middle stays verbatim in place; the runs around it are imaged."""
+    from glyphfold.compaction.turns import segment_turns
+
+    turns = segment_turns(session).turns
+    pin = turns[len(turns) // 2].start
+    result = compact(session, budget=30_000, rungs="elide,strip,snapshot", pins=[pin])
+    snap = snapshot_entry(result)
+    assert snap.extra["segments"] == 2 and snap.extra["pinned_turns_kept"] == 1
+    msgs_out = wire_messages(result.messages)
+    kinds = [m.get("x_glyphfold", {}).get("kind") for m in msgs_out]
+    assert kinds.count("snapshot") == 2
+    pinned = wire_messages(session)[pin]
+    i = next(k for k, m in enumerate(msgs_out) if dump(m) == dump(pinned))
+    assert kinds.index("snapshot") < i < len(kinds) - 1 - kinds[::-1].index("snapshot")
+    assert find_violations(result.messages) == []
+    assert result.fits
