@@ -932,9 +932,12 @@ class Store:
         wire = _wire(conv.format, system, payloads)
         if format is None or format == conv.format or conv.format is None:
             return wire
+        # core's model reads and writes both formats but has no cross-format
+        # converter (system prompt placement, tool-result grouping); refuse
+        # rather than emit a history a provider would reject
         msg = (
-            f"conversation {conversation} is stored as {conv.format}; converting it to {format} "
-            "needs glyphfold.compaction.messages, which this build does not have yet"
+            f"conversation {conversation} is stored as {conv.format}; glyphfold does not "
+            f"convert between wire formats, export it with --format {conv.format} (or none)"
         )
         raise InputError(msg)
 
