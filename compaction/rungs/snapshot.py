@@ -329,7 +329,9 @@ class Snapshot:
             src_chars += len(text)
             if new_msgs and new_msgs[-1].role == "user":  # keep user/assistant alternation
                 new_msgs.append(_new_message("assistant", [Text(BRIDGE_TEXT)], {"kind": "bridge"}))
-            new_msgs.extend(self._snapshot_pair(text, pages, facts, len(block), profile))
+            new_msgs.extend(
+                self._snapshot_pair(text, pages, facts, len(block), profile, history.format)
+            )
             all_pages.extend(pages)
             removed.extend(self._ledger_rows(block, seg_spans, dropped, ctx))
         if new_msgs and tail_msgs and new_msgs[-1].role == tail_msgs[0].role == "user":
@@ -435,7 +437,7 @@ class Snapshot:
         return text, pages, orig_start
 
     def _snapshot_pair(
-        self, text: str, pages: tuple, facts: list, n_msgs: int, profile: Any
+        self, text: str, pages: tuple, facts: list, n_msgs: int, profile: Any, fmt: str
     ) -> list[Message]:
         factsheet = format_factsheet(facts)
         guide = (
@@ -449,6 +451,7 @@ class Snapshot:
         if not pages:
             guide += " " + text
         blocks: list[Any] = [Text(guide)]
+        raw = _image_raw(profile, fmt)
         for p in pages:
             blocks.append(
                 Image(
@@ -456,6 +459,7 @@ class Snapshot:
                     data=base64.b64encode(p.png).decode("ascii"),
                     width=p.width,
                     height=p.height,
+                    raw=raw,
                 )
             )
         if factsheet:
@@ -499,6 +503,18 @@ class Snapshot:
                 )
             )
         return rows
+
+
+def _image_raw(profile: Any, fmt: str) -> Any:
+    """OpenAI image parts name the detail level the profile's pricing assumes.
+
+    Without it the API picks ``auto``, which may downscale a dense page until
+    nothing can read it.
+    """
+    if fmt != "openai" or getattr(profile, "provider", None) != "openai":
+        return None
+    detail = "original" if getattr(profile, "name", "").endswith("original") else "high"
+    return MappingProxyType({"type": "image_url", "image_url": {"detail": detail}})
 
 
 def _new_message(role: str, blocks: list[Any], info: dict[str, Any]) -> Message:
