@@ -495,7 +495,7 @@ class Snapshot:
                 Removed(
                     i,
                     dest,
-                    _msg_chars(m),
+                    e - s if e else _msg_chars(m),
                     ctx.count_message(m),
                     id=_msg_id(m),
                     role=m.role,
