@@ -57,7 +57,35 @@ ANTHROPIC = "anthropic"
 FORMATS = (OPENAI, ANTHROPIC)
 Format: TypeAlias = Literal["openai", "anthropic"]
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+class _FrozenMapping(Mapping[str, Any]):
+    """A read-only, hashable mapping (usable as a dataclass default)."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        object.__setattr__(self, "_d", dict(data or {}))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._d[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._d))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("read-only mapping")
+
+    def __repr__(self) -> str:
+        return f"{{{', '.join(f'{k!r}: {v!r}' for k, v in self._d.items())}}}"
+
+
+_EMPTY: Mapping[str, Any] = _FrozenMapping()
 
 # wire role -> canonical role
 _OPENAI_ROLES = {
@@ -157,7 +185,7 @@ class Message:
     role: str
     blocks: tuple[Block, ...] = ()
     raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
-    meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
+    meta: Mapping[str, Any] = field(default=_EMPTY, compare=False, repr=False)
     # The wire dict this message was parsed from, returned as-is by to_wire.
     # init=False so dataclasses.replace() drops it: a changed message re-serialises.
     _wire: Any = field(default=None, init=False, compare=False, repr=False)
@@ -196,6 +224,46 @@ class Message:
         return tuple(out)
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _mk_text(text: str, raw: Mapping[str, Any] | None) -> Text:
+    # parsing builds ~one block per message: skip __init__ (values are already checked)
+    t = _new(Text)
+    _set(t, "text", text)
+    _set(t, "raw", raw)
+    return t
+
+
+def _mk_message(role: str, blocks: tuple[Block, ...], raw: Any) -> Message:
+    m = _new(Message)
+    _set(m, "role", role)
+    _set(m, "blocks", blocks)
+    _set(m, "raw", raw)
+    _set(m, "meta", _EMPTY)
+    _set(m, "_wire", raw)
+    return m
+
+
+def _mk_call(cid: str, name: str, arguments: Any, raw: Any) -> ToolCall:
+    c = _new(ToolCall)
+    _set(c, "id", cid)
+    _set(c, "name", name)
+    _set(c, "arguments", arguments)
+    _set(c, "raw", raw)
+    return c
+
+
+def _mk_result(cid: str, content: tuple[Block, ...], is_error: bool, raw: Any) -> ToolResult:
+    r = _new(ToolResult)
+    _set(r, "call_id", cid)
+    _set(r, "content", content)
+    _set(r, "is_error", is_error)
+    _set(r, "raw", raw)
+    return r
+
+
 def message_text(message: Message) -> str:
     """Concatenate the text of a message (text blocks and tool-result text)."""
     parts: list[str] = []
@@ -210,7 +278,7 @@ def message_text(message: Message) -> str:
 def new_message(role: str, content: str | Sequence[Block] = "", **meta: Any) -> Message:
     """Build a new canonical message from a string or blocks (for the ladder and tests)."""
     blocks = (Text(content),) if isinstance(content, str) else tuple(content)
-    return Message(role, blocks, meta=MappingProxyType(dict(meta)) if meta else _EMPTY)
+    return Message(role, blocks, meta=_FrozenMapping(meta) if meta else _EMPTY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,8 +296,8 @@ class History:
     messages: tuple[Message, ...] = ()
     system: Any = None
     envelope: str = "list"
-    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
-    meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False, repr=False)
+    extra: Mapping[str, Any] = field(default=_EMPTY, compare=False, repr=False)
+    meta: Mapping[str, Any] = field(default=_EMPTY, compare=False, repr=False)
     _wire: Any = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -357,7 +425,7 @@ _ANTHROPIC_BLOCK_TYPES = {
 
 def _message_signal(m: Any) -> str | None:
     """Which format a single message dict can only belong to, or None when neutral."""
-    if not isinstance(m, Mapping):
+    if type(m) is not dict and not isinstance(m, Mapping):
         return None
     role = m.get("role")
     if role in ("system", "developer", "tool", "function"):
@@ -365,9 +433,9 @@ def _message_signal(m: Any) -> str | None:
     if "tool_calls" in m or "tool_call_id" in m or "function_call" in m:
         return OPENAI
     content = m.get("content")
-    if isinstance(content, list):
+    if type(content) is list:
         for part in content:
-            if isinstance(part, Mapping):
+            if type(part) is dict or isinstance(part, Mapping):
                 t = part.get("type")
                 if t in _OPENAI_PART_TYPES:
                     return OPENAI
@@ -433,14 +501,16 @@ def _fail(i: int, problem: str) -> HistoryFormatError:
 
 
 def _parse_openai_part(i: int, part: Any) -> Block:
-    if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+    if (type(part) is not dict and not isinstance(part, Mapping)) or type(
+        part.get("type")
+    ) is not str:
         raise _fail(i, f"content part must be a dict with a 'type', got {part!r:.80}")
     t = part["type"]
     if t == "text":
         text = part.get("text")
         if not isinstance(text, str):
             raise _fail(i, "text part needs a string 'text'")
-        return Text(text, part)
+        return _mk_text(text, part)
     if t == "image_url":
         iu = part.get("image_url")
         url = iu.get("url") if isinstance(iu, Mapping) else iu
@@ -458,15 +528,15 @@ def _parse_openai_content(i: int, content: Any, *, allow_none: bool) -> tuple[Bl
         if allow_none:
             return ()
         raise _fail(i, "content is null; it must be a string or a list of parts")
-    if isinstance(content, str):
-        return (Text(content),) if content else ()
-    if isinstance(content, list):
-        return tuple(_parse_openai_part(i, p) for p in content)
+    if type(content) is str:
+        return (_mk_text(content, None),) if content else ()
+    if type(content) is list:
+        return tuple([_parse_openai_part(i, p) for p in content])
     raise _fail(i, f"content must be a string or a list of parts, got {type(content).__name__}")
 
 
 def _parse_openai(i: int, m: Any) -> Message:
-    if not isinstance(m, Mapping):
+    if type(m) is not dict and not isinstance(m, Mapping):
         raise _fail(i, f"a message must be a dict, got {type(m).__name__}")
     wire_role = m.get("role")
     role = _OPENAI_ROLES.get(wire_role) if isinstance(wire_role, str) else None
@@ -480,7 +550,7 @@ def _parse_openai(i: int, m: Any) -> Message:
         if not isinstance(call_id, str) or not call_id:
             raise _fail(i, "a tool message needs a non-empty string 'tool_call_id'")
         content = _parse_openai_content(i, m.get("content"), allow_none=True)
-        blocks: tuple[Block, ...] = (ToolResult(call_id, content, False),)
+        blocks: tuple[Block, ...] = (_mk_result(call_id, content, False, None),)
     else:
         blocks = _parse_openai_content(i, m.get("content"), allow_none=(role == "assistant"))
         calls = m.get("tool_calls")
@@ -498,22 +568,20 @@ def _parse_openai(i: int, m: Any) -> Message:
                 name = fn.get("name")
                 if not isinstance(name, str):
                     raise _fail(i, f"tool call {cid!r} needs function.name (a string)")
-                parsed.append(ToolCall(cid, name, fn.get("arguments"), c))
+                parsed.append(_mk_call(cid, name, fn.get("arguments"), c))
             blocks = blocks + tuple(parsed)
-    msg = Message(role, blocks, m)
-    object.__setattr__(msg, "_wire", m)
-    return msg
+    return _mk_message(role, blocks, m)
 
 
 def _parse_anthropic_block(i: int, b: Any, *, nested: bool = False) -> Block:
-    if not isinstance(b, Mapping) or not isinstance(b.get("type"), str):
+    if (type(b) is not dict and not isinstance(b, Mapping)) or type(b.get("type")) is not str:
         raise _fail(i, f"content block must be a dict with a 'type', got {b!r:.80}")
     t = b["type"]
     if t == "text":
         text = b.get("text")
         if not isinstance(text, str):
             raise _fail(i, "text block needs a string 'text'")
-        return Text(text, b)
+        return _mk_text(text, b)
     if t == "image":
         src = b.get("source")
         if not isinstance(src, Mapping):
@@ -531,7 +599,7 @@ def _parse_anthropic_block(i: int, b: Any, *, nested: bool = False) -> Block:
         cid, name = b.get("id"), b.get("name")
         if not isinstance(cid, str) or not cid or not isinstance(name, str):
             raise _fail(i, "tool_use block needs a string 'id' and 'name'")
-        return ToolCall(cid, name, b.get("input"), b)
+        return _mk_call(cid, name, b.get("input"), b)
     if t == "tool_result" and not nested:
         cid = b.get("tool_use_id")
         if not isinstance(cid, str) or not cid:
@@ -539,18 +607,18 @@ def _parse_anthropic_block(i: int, b: Any, *, nested: bool = False) -> Block:
         c = b.get("content")
         if c is None:
             content: tuple[Block, ...] = ()
-        elif isinstance(c, str):
-            content = (Text(c),) if c else ()
+        elif type(c) is str:
+            content = (_mk_text(c, None),) if c else ()
         elif isinstance(c, list):
-            content = tuple(_parse_anthropic_block(i, x, nested=True) for x in c)
+            content = tuple([_parse_anthropic_block(i, x, nested=True) for x in c])
         else:
             raise _fail(i, "tool_result content must be a string or a list of blocks")
-        return ToolResult(cid, content, bool(b.get("is_error", False)), b)
+        return _mk_result(cid, content, bool(b.get("is_error", False)), b)
     return Unknown(b)
 
 
 def _parse_anthropic(i: int, m: Any) -> Message:
-    if not isinstance(m, Mapping):
+    if type(m) is not dict and not isinstance(m, Mapping):
         raise _fail(i, f"a message must be a dict, got {type(m).__name__}")
     wire_role = m.get("role")
     role = _ANTHROPIC_ROLES.get(wire_role) if isinstance(wire_role, str) else None
@@ -560,20 +628,45 @@ def _parse_anthropic(i: int, m: Any) -> Message:
         )
         raise _fail(i, f"unknown Anthropic role {wire_role!r}; expected user or assistant{hint}")
     c = m.get("content")
-    if isinstance(c, str):
-        blocks: tuple[Block, ...] = (Text(c),) if c else ()
+    if type(c) is str:
+        blocks: tuple[Block, ...] = (_mk_text(c, None),) if c else ()
     elif isinstance(c, list):
-        blocks = tuple(_parse_anthropic_block(i, b) for b in c)
+        blocks = tuple([_parse_anthropic_block(i, b) for b in c])
+        wrong = ToolResult if role == "assistant" else ToolCall
+        for b in blocks:
+            if type(b) is wrong:
+                where = (
+                    "tool_use blocks belong in assistant"
+                    if wrong is ToolCall
+                    else ("tool_result blocks belong in user")
+                )
+                raise _fail(i, f"{where} messages")
     else:
         raise _fail(i, f"content must be a string or a list of blocks, got {type(c).__name__}")
-    for b in blocks:
-        if isinstance(b, ToolCall) and role != "assistant":
-            raise _fail(i, "tool_use blocks belong in assistant messages")
-        if isinstance(b, ToolResult) and role != "user":
-            raise _fail(i, "tool_result blocks belong in user messages")
-    msg = Message(role, blocks, m)
-    object.__setattr__(msg, "_wire", m)
-    return msg
+    return _mk_message(role, blocks, m)
+
+
+def _parse_auto(
+    history: Any, messages: Sequence[Any], top_signal: str | None
+) -> tuple[str, tuple[Message, ...]]:
+    """Detect and parse in one pass (the common case); fall back to two passes on a switch."""
+    guess = top_signal or (ANTHROPIC if isinstance(history, Mapping) else OPENAI)
+    established = top_signal
+    parse = _parse_openai if guess == OPENAI else _parse_anthropic
+    out: list[Message] = []
+    signal = _message_signal
+    for i, m in enumerate(messages):
+        s = signal(m)
+        if s is not None and s != established:
+            if established is not None or s != guess:
+                # mixed history (detect_format raises naming the index), or the
+                # guess was wrong: parse again with the detected format
+                fmt = detect_format(history)
+                reparse = _parse_openai if fmt == OPENAI else _parse_anthropic
+                return fmt, tuple([reparse(k, x) for k, x in enumerate(messages)])
+            established = s
+        out.append(parse(i, m))
+    return guess, tuple(out)
 
 
 def to_canonical(history: Any, *, format: str = "auto") -> History:
@@ -587,16 +680,18 @@ def to_canonical(history: Any, *, format: str = "auto") -> History:
             msg = f"history is {history.format} format, but format={format!r} was requested"
             raise HistoryFormatError(msg)
         return history
+    messages, top_signal = _unwrap(history)
     if format == "auto":
-        fmt = detect_format(history)
+        parsed_list = _parse_auto(history, messages, top_signal)
+        fmt = parsed_list[0]
+        parsed = parsed_list[1]
     elif format in FORMATS:
         fmt = format
+        parse = _parse_openai if fmt == OPENAI else _parse_anthropic
+        parsed = tuple([parse(i, m) for i, m in enumerate(messages)])
     else:
         msg = f"format must be 'auto', 'openai' or 'anthropic', got {format!r}"
         raise HistoryFormatError(msg)
-    messages, _ = _unwrap(history)
-    parse = _parse_openai if fmt == OPENAI else _parse_anthropic
-    parsed = tuple(parse(i, m) for i, m in enumerate(messages))
     if isinstance(history, Mapping):
         system = history.get("system")
         if fmt == ANTHROPIC and system is not None and not isinstance(system, str | list):
@@ -608,7 +703,7 @@ def to_canonical(history: Any, *, format: str = "auto") -> History:
         extra = MappingProxyType(
             {k: v for k, v in history.items() if k not in ("system", "messages")}
         )
-        meta = MappingProxyType({"_system_key": True}) if "system" in history else _EMPTY
+        meta = _FrozenMapping({"_system_key": True}) if "system" in history else _EMPTY
         h = History(fmt, parsed, system, "dict", extra, meta)
     else:
         h = History(fmt, parsed)

@@ -170,6 +170,13 @@ def _profile(profile: Any) -> Any:
 def image_tokens(image: Image, *, profile: Any = DEFAULT_PROFILE) -> int:
     """What the provider bills for one image (profile pricing; fixed cost when size unknown)."""
     prof = _profile(profile)
+    if not getattr(prof, "vision", True):
+        name = getattr(prof, "name", prof)
+        msg = (
+            f"the history holds an image but profile {name!r} has no vision: strip the images "
+            "first (the ladder's image rung does) or price them with a vision profile"
+        )
+        raise InputError(msg)
     if image.width and image.height:
         return int(prof.cost(image.width, image.height))
     # Unknown size (a URL): assume the largest page the provider takes without
@@ -180,17 +187,24 @@ def image_tokens(image: Image, *, profile: Any = DEFAULT_PROFILE) -> int:
 # --------------------------------------------------------------------------- messages
 
 
+# one encoder: json.dumps(..., separators=...) would build a new one per call
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
 def _unknown_text(b: Unknown) -> str:
     try:
-        return json.dumps(b.raw, ensure_ascii=False, separators=(",", ":"), default=str)
+        return _encode(b.raw)
     except (TypeError, ValueError):
         return str(b.raw)
 
 
 def _call_text(b: ToolCall) -> str:
     args = b.arguments
-    if not isinstance(args, str):
-        args = json.dumps(args, ensure_ascii=False, separators=(",", ":"), default=str)
+    if type(args) is not str:
+        try:
+            args = _encode(args)
+        except (TypeError, ValueError):
+            args = str(args)
     return b.name + args
 
 
@@ -211,9 +225,13 @@ def estimate_message_tokens(
     heuristic = isinstance(c, HeuristicCounter)
     total = FRAMING_TOKENS
     chars = 0  # heuristic: sum first, round once per message
+    # a "[Tool results]" user message is a tool result written as text
+    text_bytes = tool_results_by_bytes and _is_bracket_results(message)
     for b in message.blocks:
         if isinstance(b, Text):
-            if heuristic:
+            if heuristic and text_bytes:
+                chars += len(b.text.encode("utf-8"))
+            elif heuristic:
                 chars += len(b.text)
             else:
                 total += c.count(b.text)
@@ -266,16 +284,45 @@ class TokenCosts:
 
 
 def _is_bracket_results(m: Message) -> bool:
+    blocks = m.blocks
     return (
         m.role == "user"
-        and bool(m.blocks)
-        and isinstance(m.blocks[0], Text)
-        and m.blocks[0].text.startswith(TOOL_RESULTS_PREFIX)
+        and bool(blocks)
+        and type(blocks[0]) is Text
+        and blocks[0].text.startswith(TOOL_RESULTS_PREFIX)
     )
 
 
+def _text_units(m: Message, by_bytes: bool) -> int:
+    """Heuristic fast path: character units of a message without images or unknown blocks.
+
+    Returns -1 when the message holds anything else (then estimate_message_tokens
+    prices it); for the rest the result equals estimate_message_tokens exactly.
+    """
+    n = 0
+    for b in m.blocks:
+        tb = type(b)
+        if tb is Text:
+            n += len(b.text)
+        elif tb is ToolCall:
+            n += len(_call_text(b))
+        elif tb is ToolResult:
+            for x in b.content:
+                if type(x) is not Text:
+                    return -1
+                n += len(x.text.encode("utf-8")) if by_bytes else len(x.text)
+        else:
+            return -1
+    return n
+
+
 def _costs(
-    h: History, *, profile: Any, counter: TokenCounter | None, image_policy: str
+    h: History,
+    *,
+    profile: Any,
+    counter: TokenCounter | None,
+    image_policy: str,
+    seg: Any = None,
 ) -> TokenCosts:
     if image_policy not in IMAGE_POLICIES:
         msg = f"image_policy must be one of {IMAGE_POLICIES}, got {image_policy!r}"
@@ -284,14 +331,29 @@ def _costs(
         msg = f"counter must have a count(text) -> int method, got {type(counter).__name__}"
         raise InputError(msg)
     c = counter or _HEURISTIC
-    seg = segment_turns(h)
+    heuristic = type(c) is HeuristicCounter
+    cpt = c.chars_per_token if heuristic else 0  # type: ignore[union-attr]
+    if seg is None:
+        seg = segment_turns(h)
     # the current user turn: the newest one (everything, if there is no turn yet)
     current_from = seg.turns[-1].start if seg.turns else 0
     spec = image_policy == "spec"
     out: list[int] = []
+    append = out.append
     for i, m in enumerate(h.messages):
-        is_result = m.role == "tool" or any(isinstance(b, ToolResult) for b in m.blocks)
-        is_result = is_result or _is_bracket_results(m)
+        old_turn = i < current_from
+        if heuristic and not (old_turn and m.role == "user" and _is_bracket_results(m)):
+            # most messages hold text, calls and text results only: 4 + ceil(units / 4)
+            n = _text_units(m, old_turn)
+            if n >= 0:
+                append(FRAMING_TOKENS + -(-n // cpt))
+                continue
+        is_result = m.role == "tool" or _is_bracket_results(m)
+        if not is_result:
+            for b in m.blocks:
+                if type(b) is ToolResult:
+                    is_result = True
+                    break
         old_result = is_result and i < current_from
         if not spec:
             sent = True
@@ -299,7 +361,7 @@ def _costs(
             sent = not old_result
         else:
             sent = m.role == "user"
-        out.append(
+        append(
             estimate_message_tokens(
                 m,
                 images_sent=sent,

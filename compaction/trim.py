@@ -144,10 +144,11 @@ def _apply(
             continue
         leading.append(m)
         leading_tokens += costs[i]
-    for i in range(drop_start, first_kept):
-        a, t, _ = _bc_message_blocks(msgs[i])
+    # Anthropic breadcrumbs sit in the first message of a turn
+    for t in turns[:k]:
+        a, tt, _ = _bc_message_blocks(msgs[t.start])
         prev_msgs += a
-        prev_turns += t
+        prev_turns += tt
     text = breadcrumb_text(prev_msgs + dropped, prev_turns + k)
     kept = list(msgs[first_kept:])
     kept_tokens = sum(costs[first_kept:])
@@ -252,9 +253,9 @@ def trim_history(
     if max_turns is not None:
         _check_int("max_turns", max_turns, minimum=0)
     h, restore = coerce(history)
-    tc = _costs(h, profile=profile, counter=counter, image_policy=image_policy)
-    total = tc.total
     seg = segment_turns(h)
+    tc = _costs(h, profile=profile, counter=counter, image_policy=image_policy, seg=seg)
+    total = tc.total
     k_budget = (
         _turns_to_drop_for_budget(h, seg, tc.messages, total, budget, profile, counter)
         if budget is not None

@@ -66,12 +66,9 @@ _FONT_SUFFIXES = (".ttf", ".otf", ".ttc", ".otc", ".bdf", ".pcf", ".pcf.gz", ".p
 
 def bundled() -> dict[str, Path]:
     """Return the fonts shipped with glyphfold (name -> path); empty if none exist."""
-    from glyphfold.fonts import pixel
+    from glyphfold.fonts.pixel import bundled_fonts
 
-    fn = getattr(pixel, "bundled_fonts", None)
-    if fn is None:
-        return {}
-    return {name: Path(p) for name, p in fn().items() if Path(p).is_file()}
+    return {name: Path(p) for name, p in bundled_fonts().items() if Path(p).is_file()}
 
 
 def _lookup(spec: str, *, origin: str) -> Path:

@@ -59,6 +59,7 @@ _LAZY: dict[str, str] = {
     "EvictingHistory": "glyphfold.compaction.evict",
     "LoopGuard": "glyphfold.compaction.loop",
     "bound_tool_result": "glyphfold.compaction.turns",
+    "convert_history": "glyphfold.compaction.convert",
     "open_store": "glyphfold.compaction.store",
     "compact": "glyphfold.compaction.ladder",
     "recover": "glyphfold.compaction.ladder",

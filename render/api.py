@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
 from glyphfold.fonts.resolve import fallback_chain, install_hint, resolve_font
 from glyphfold.render.atlas import Atlas, get_atlas
 from glyphfold.render.encode import BIT_DEPTHS, DEFAULT_LEVEL, encode_png
 from glyphfold.render.layout import (
-    DEFAULT_CONTINUATION,
-    DEFAULT_NEWLINE,
     FOLD_CHARS,
     MIN_COLS,
     Layout,
@@ -103,16 +102,6 @@ def parse_size(value: str | Sequence[int], *, what: str) -> tuple[int, int]:
     return w, h
 
 
-def _pixel_marks() -> tuple[int, int]:
-    """Continuation and newline code points, from the bundled pixel fonts' contract."""
-    from glyphfold.fonts import pixel
-
-    return (
-        int(getattr(pixel, "CONTINUATION_CODEPOINT", DEFAULT_CONTINUATION)),
-        int(getattr(pixel, "NEWLINE_CODEPOINT", DEFAULT_NEWLINE)),
-    )
-
-
 def resolve_setup(
     *,
     profile: str | Profile = "anthropic",
@@ -153,7 +142,8 @@ def resolve_setup(
         raise InputError(msg)
     primary = resolve_font(font, preferred=shp.font)
     chain = fallback_chain(primary, cell_h=cell_h)
-    cont, nl = _pixel_marks()
+    # the marks are the glyphs the bundled pixel fonts promise to cover
+    cont, nl = CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
     cols, rows = page_w // cell_w, page_h // cell_h
     if rows < 1 or cols < MIN_COLS:
         msg = (
@@ -252,7 +242,7 @@ def render_text(
     cfg = setup.config
     buf = np.empty((cfg.rows * setup.cell_h, cfg.cols * setup.cell_w), dtype=np.uint8)
     pages: list[Page] = []
-    for pl in lay.pages():
+    for pl in lay.pages(reuse=not keep_pixels):
         pixels = blit(pl, atlas, None if keep_pixels else buf)
         h, w = pixels.shape
         png = encode_png(pixels, bits=setup.bits, level=level, max_bytes=limit)

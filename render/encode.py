@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import struct
+import sys
 import zlib
 
 import numpy as np
@@ -38,6 +39,7 @@ except ImportError:  # pragma: no cover - exercised where isal is absent
 BIT_DEPTHS = (1, 2, 4, 8)
 DEFAULT_LEVEL = 6
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_LITTLE_ENDIAN = sys.byteorder == "little"  # the 1-bit gather trick reads u64 little-endian
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -56,8 +58,12 @@ def scanlines(pixels: np.ndarray, *, bits: int, height: int | None = None) -> np
         msg = f"bits must be one of {BIT_DEPTHS}, got {bits}"
         raise EncodeError(msg)
     h = pixels.shape[0] if height is None else height
-    out = np.empty((h, 1 + row_bytes(pixels.shape[1], bits)), dtype=np.uint8)
-    K.pack_rows(pixels, h, bits, out)
+    w = pixels.shape[1]
+    out = np.empty((h, 1 + row_bytes(w, bits)), dtype=np.uint8)
+    if bits == 1 and w % 8 == 0 and pixels.flags.c_contiguous and _LITTLE_ENDIAN:
+        K.pack_rows_1bit_u64(pixels.view(np.uint64), h, out)
+    else:
+        K.pack_rows(pixels, h, bits, out)
     return out
 
 

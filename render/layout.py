@@ -41,6 +41,8 @@ from glyphfold.render.emoji import FOLD, is_decorative
 
 from glyphfold.errors import LayoutError
 
+# Same code points as glyphfold.fonts.pixel.CONTINUATION_CODEPOINT / NEWLINE_CODEPOINT
+# (the renderer passes those; layout stays importable without the font package).
 DEFAULT_CONTINUATION = 0x21AA  # ↪
 DEFAULT_NEWLINE = 0x21B5  # ↵
 # A row must hold the continuation mark plus the longest folded-emoji label,
@@ -171,17 +173,26 @@ class Layout:
         """Characters dropped by rule so far, by rule name (zero counts omitted)."""
         return {name: int(v) for name, v in zip(RULES, self._counts, strict=True) if v}
 
-    def pages(self) -> Iterator[PageLayout]:
-        """Yield pages in order; a fresh grid per page, so pages may be kept."""
+    def pages(self, *, reuse: bool = False) -> Iterator[PageLayout]:
+        """Yield pages in order.
+
+        With ``reuse`` the grid buffers are recycled: a page is only valid until
+        the next one is produced (the renderer's hot path); otherwise each page
+        owns its arrays and may be kept.
+        """
         cfg = self.config
         n = int(self.cps.shape[0])
         state = np.zeros(K.N_STATE, dtype=np.int64)
+        src_shape = (cfg.rows, cfg.cols) if self.with_src else (0, 0)
+        grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
+        src = np.empty(src_shape, dtype=np.int64)
+        row_start = np.empty(cfg.rows, dtype=np.int64)
         start = 0
-        while True:
-            grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
-            src_shape = (cfg.rows, cfg.cols) if self.with_src else (0, 0)
-            src = np.empty(src_shape, dtype=np.int64)
-            row_start = np.empty(cfg.rows, dtype=np.int64)
+        while start < n:
+            if not reuse:
+                grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
+                src = np.empty(src_shape, dtype=np.int64)
+                row_start = np.empty(cfg.rows, dtype=np.int64)
             used = K.layout_page(
                 self.cps,
                 self.cls,
@@ -204,13 +215,6 @@ class Layout:
             if used == 0:
                 return
             end = int(state[K.S_POS])
-            if end < n:
-                # trailing characters that are all dropped belong to this page
-                probe = K.skip_dropped(self.cps, self.cls, end, n, np.zeros_like(self._counts))
-                if probe >= n:
-                    K.skip_dropped(self.cps, self.cls, end, n, self._counts)
-                    end = n
-                    state[K.S_POS] = n
             yield PageLayout(
                 grid=grid,
                 n_rows=int(used),
@@ -219,8 +223,6 @@ class Layout:
                 src=src if self.with_src else None,
             )
             start = end
-            if end >= n:
-                return
 
 
 def layout_text(

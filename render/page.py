@@ -36,5 +36,10 @@ def blit(layout: PageLayout, atlas: Atlas, out: np.ndarray | None = None) -> np.
     if out is None:
         out = np.empty((h, w), dtype=np.uint8)
     page = out[:h, :w]
-    K.blit_page(layout.grid, layout.n_rows, atlas.table, atlas.cells, page)
+    cells = atlas.cells  # one read: another thread may grow the atlas meanwhile
+    if atlas.cell_w == 8 and page.flags.c_contiguous:
+        cells64 = cells.view(np.uint64).reshape(cells.shape[0], atlas.cell_h)
+        K.blit_page_u64(layout.grid, layout.n_rows, atlas.table, cells64, page.view(np.uint64))
+    else:
+        K.blit_page(layout.grid, layout.n_rows, atlas.table, cells, page)
     return page

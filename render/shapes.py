@@ -117,7 +117,7 @@ SHAPES: dict[str, Shape] = {
         bits=1,
         reason=(
             "The general default: 7x13 glyphs (10-px caps, 7-px x-height, 3-px descenders) "
-            "in an 8x16 cell keep serifs on I/l/1, a dotted zero and distinct 5/S, 8/B "
+            "in an 8x16 cell keep serifs on I/l/1, a slashed zero and distinct 5/S, 8/B "
             "legible for mid-strength readers; a 1568x728 page holds 196x45 = 8,820 cells."
         ),
     ),
@@ -127,13 +127,14 @@ SHAPES: dict[str, Shape] = {
         cell_h=16,
         glyph_w=7,
         glyph_h=13,
-        font="glyphfold-regular",
+        font="glyphfold-large",
         bits=1,
         reason=(
             "Claude Opus-class readers were measured best on ~8x13 glyphs in an 11x16 cell "
-            "for tool output (code, JSON, hex ids): the wide 4-px gutter keeps neighbours "
-            "from fusing. Draws the regular font's 7x13 glyphs in the 11x16 cell; a "
-            "1568x728 page holds 142x45 = 6,390 cells."
+            "for tool output (code, JSON, hex ids): the 4-px gutter keeps neighbours from "
+            "fusing. glyphfold-large is the regular font's 7x13 drawings centred in the 11x16 "
+            "cell, with box drawing, blocks and the em dash drawn for the full cell so tables "
+            "stay joined; a 1568x728 page holds 142x45 = 6,390 cells."
         ),
     ),
 }

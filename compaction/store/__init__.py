@@ -1,13 +1,28 @@
 """The transcript store and session tree (SQLite, PostgreSQL), SPEC §6.
 
-``open_store(url)`` returns a :class:`Store` with the same API on both backends.
+``open_store(url)`` returns a :class:`Store` with the same API on both backends::
+
+    store = open_store("sqlite:///agent.db")          # or postgresql://user@host/db
+    conv = store.create_conversation(title="fix the flaky test")
+    store.commit_turn(conv, turn_messages)           # one transaction, tip moves (CAS)
+    store.checkpoint(conv, "before-refactor")
+    ...                                              # explore: more commit_turn calls
+    store.rewind(conv, "before-refactor")            # tip back + digest of the detour
+    history = store.resume(conv, budget=100_000)     # after a restart: what to send
+
+Every message row records its parent and each conversation its tip, so
+``branch`` is a pointer move, ``fork`` copies root -> tip with new ids, and
+``record_compaction`` keeps a ladder run's ledger and snapshot sources (and
+drops checkpoints whose message it replaced). Writers race safely:
+``commit_turn`` compares the tip with the one the handle last saw and raises
+``ConflictError`` for the loser, writing nothing.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
+from glyphfold.compaction.events import EventBus
 from glyphfold.compaction.store.base import Backend, Store
 from glyphfold.compaction.store.records import (
     Branch,
@@ -41,15 +56,16 @@ __all__ = [
 def open_store(
     url: str | os.PathLike[str] | None = None,
     *,
-    on_event: Callable[[object], None] | None = None,
+    bus: EventBus | None = None,
 ) -> Store:
     """Open (creating or upgrading if needed) the store at ``url``.
 
     ``url`` is ``sqlite:///path.db``, ``postgresql://user@host/db``, a bare file
     path, or None for ``$GLYPHFOLD_DB`` / the default SQLite file under
-    ``$XDG_DATA_HOME/glyphfold/`` (``~/.local/share/glyphfold/``).
+    ``$XDG_DATA_HOME/glyphfold/`` (``~/.local/share/glyphfold/``). Events
+    (:class:`CheckpointDropped`) go to ``bus`` or core's process-wide bus.
     """
-    return Store(open_backend(url), on_event=on_event)
+    return Store(open_backend(url), bus=bus)
 
 
 def open_backend(url: str | os.PathLike[str] | None = None) -> Backend:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from glyphfold.compaction.events import EventBus, default_bus, publish
 from glyphfold.compaction.store import _canon, schema
 from glyphfold.compaction.store.records import (
     Branch,
@@ -30,6 +31,8 @@ from glyphfold.compaction.store.records import (
     Rewind,
     StoredMessage,
 )
+from glyphfold.compaction.tokens import DEFAULT_PROFILE, TokenCounter, estimate_history_tokens
+from glyphfold.compaction.turns import segment_turns
 
 from glyphfold.errors import (
     ConflictError,
@@ -97,9 +100,15 @@ class Backend(ABC):
     def write(self, *, schema_lock: bool = False) -> AbstractContextManager[Tx]:
         """One write transaction, committed on success and rolled back on error."""
 
-    @abstractmethod
-    def tables(self) -> set[str]:
+    #: a query listing the names of the tables in the store's schema
+    tables_sql: str
+
+    def tables(self, tx: Tx | None = None) -> set[str]:
         """Names of the tables that exist (checked before anything is written)."""
+        if tx is not None:
+            return {r[0] for r in tx.all(self.tables_sql)}
+        with self.read() as own:
+            return {r[0] for r in own.all(self.tables_sql)}
 
     @abstractmethod
     def close(self) -> None: ...
@@ -139,18 +148,15 @@ class Store:
         self,
         backend: Backend,
         *,
-        on_event: Callable[[object], None] | None = None,
-        migrate: bool = True,
+        bus: EventBus | None = None,
     ) -> None:
         self._backend = backend
-        self._subscribers: list[Callable[[object], None]] = []
-        if on_event is not None:
-            self._subscribers.append(on_event)
+        self._bus = bus
         # conversation -> the tip this handle last saw; the default expectation
         # of commit_turn's compare-and-set
         self._seen: dict[str, int | None] = {}
         try:
-            self._open_schema(migrate=migrate)
+            self._open_schema()
         except BaseException:
             backend.close()
             raise
@@ -178,13 +184,10 @@ class Store:
         self.close()
 
     def subscribe(self, callback: Callable[[object], None]) -> Callable[[], None]:
-        """Call ``callback(event)`` for every store event; returns an unsubscribe function."""
-        self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback)
-
-    def _emit(self, event: object) -> None:
-        for callback in list(self._subscribers):
-            callback(event)
+        """Call ``callback(event)`` for this store's events (on its bus); returns unsubscribe."""
+        return (self._bus if self._bus is not None else default_bus).subscribe(
+            callback, types=(CheckpointDropped,)
+        )
 
     # -- schema ------------------------------------------------------------
 
@@ -199,7 +202,7 @@ class Store:
             msg = f"{self.where} has a non-numeric schema version {row[0]!r}"
             raise StoreError(msg) from None
 
-    def _open_schema(self, *, migrate: bool, target: int = schema.SCHEMA_VERSION) -> None:
+    def _open_schema(self, target: int = schema.SCHEMA_VERSION) -> None:
         tables = self._backend.tables()
         if schema.META_TABLE in tables:
             with self._backend.read() as tx:
@@ -213,12 +216,10 @@ class Store:
                 "and is not a glyphfold store; point --db at a new file or database"
             )
             raise StoreError(msg)
-        if not migrate:
-            return
         with self._backend.write(schema_lock=True) as tx:
             # re-read under the lock: another process may have migrated meanwhile
             found = 0
-            if schema.META_TABLE in self._backend_tables_in(tx):
+            if schema.META_TABLE in self._backend.tables(tx):
                 found = self._read_version(tx)
                 schema.check_version(found, where=self.where)
             for migration in schema.pending(found, target):
@@ -228,16 +229,6 @@ class Store:
                     f"INSERT INTO {schema.META_TABLE} (key, value) VALUES (?, ?)",
                     ("schema_version", str(migration.version)),
                 )
-
-    def _backend_tables_in(self, tx: Tx) -> set[str]:
-        if self.dialect == "sqlite":
-            rows = tx.all("SELECT name FROM sqlite_master WHERE type = 'table'")
-        else:
-            rows = tx.all(
-                "SELECT table_name FROM information_schema.tables "
-                "WHERE table_schema = current_schema()"
-            )
-        return {r[0] for r in rows}
 
     def schema_version(self) -> int:
         """The schema version of the open store."""
@@ -349,8 +340,8 @@ class Store:
         if not messages:
             msg = "commit_turn needs at least one message (a turn is never empty)"
             raise InputError(msg)
-        canons = [_canon.canon(m, index=i) for i, m in enumerate(messages)]
-        turn_format = _combined_format(canons, anthropic=system is not UNSET)
+        turn_format = _canon.signal_format(messages, anthropic_envelope=system is not UNSET)
+        canons = _canon.canon_messages(messages, format=turn_format)
         payloads = [_dumps(m) for m in messages]  # serialise before locking: fail early
         system_json = None if system is UNSET else _dumps(system)
         if expected_tip is UNSET:
@@ -674,7 +665,7 @@ class Store:
             old_path = _messages(self._path_rows(tx, conversation, conv.tip_id))
             keep = {r[0] for r in self._path_rows(tx, conversation, target, columns="id")}
             abandoned = [m for m in old_path if m.id not in keep]
-            text = digest if digest is not None else _default_digest(label, abandoned)
+            text = digest if digest is not None else _default_digest(label, abandoned, conv.format)
             tx.run(
                 "UPDATE conversations SET tip_id = ?, updated_at = ? WHERE id = ?",
                 (target, now, conversation),
@@ -770,7 +761,7 @@ class Store:
                 )
                 events.append(CheckpointDropped(conversation, label, mid, compaction_id))
         for event in events:
-            self._emit(event)
+            publish(event, self._bus)
         return CompactionRecord(
             compaction_id,
             conversation,
@@ -841,12 +832,22 @@ class Store:
 
     # -- resume / export ---------------------------------------------------
 
-    def resume(self, conversation: str, *, budget: int) -> list[dict[str, Any]] | dict[str, Any]:
+    def resume(
+        self,
+        conversation: str,
+        *,
+        budget: int,
+        counter: TokenCounter | None = None,
+        profile: Any = DEFAULT_PROFILE,
+    ) -> list[dict[str, Any]] | dict[str, Any]:
         """The most recent messages root -> tip that fit ``budget`` tokens, as a wire history.
 
         Leading system messages are kept; the cut falls on a turn boundary
-        whose first message is never an orphan tool result; the most recent
-        turn is always kept, even alone over budget (SPEC §6.2, §2.4).
+        (core's segmentation) whose first message is never an orphan tool
+        result; the most recent turn is always kept, even alone over budget
+        (SPEC §6.2, §2.4). Stored per-message estimates pick the cut without
+        reading old payloads; core's ``estimate_history_tokens`` (with
+        ``counter`` / ``profile``) then has the last word on the result.
         """
         if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
             msg = f"budget must be an int >= 0 (tokens), got {budget!r}"
@@ -859,12 +860,31 @@ class Store:
                 conv.tip_id,
                 columns="id, role, turn_start, tokens",
             )
-            cut = _resume_cut(meta, budget, lambda ids: self._tool_ids(tx, ids))
-            kept = meta[:cut[0]] + meta[cut[1]:]
-            payloads = self._payloads(tx, [r[0] for r in kept])
+            lead, keep_from = _resume_cut(meta, budget, lambda ids: self._tool_ids(tx, ids))
+            ids = [r[0] for r in meta[:lead]] + [r[0] for r in meta[keep_from:]]
+            payloads = self._payloads(tx, ids)
             system = self._system(tx, conversation)
         self._seen[conversation] = conv.tip_id
-        return _wire(conv.format, system, payloads)
+        wire = _wire(conv.format, system, payloads)
+        # the stored estimates are per message; the position-aware estimate decides
+        starts = [i for i in range(keep_from, len(meta)) if meta[i][2]]
+        for start in starts[1:]:
+            if estimate_history_tokens(wire, counter=counter, profile=profile) <= budget:
+                break
+            kept = payloads[:lead] + payloads[lead + start - keep_from :]
+            calls, results = self._tool_ids_of(kept, conv.format)
+            if not results <= calls:
+                continue  # this cut would orphan a tool result: try the next turn
+            wire = _wire(conv.format, system, kept)
+        return wire
+
+    @staticmethod
+    def _tool_ids_of(payloads: list[dict[str, Any]], fmt: str | None) -> tuple[set[str], set[str]]:
+        canons = _canon.canon_messages(payloads, format=fmt)
+        return (
+            {c for m in canons for c in m.tool_call_ids},
+            {r for m in canons for r in m.tool_result_ids},
+        )
 
     def _tool_ids(self, tx: Tx, ids: Sequence[int]) -> tuple[set[str], set[str]]:
         """Tool-call ids and tool-result ids carried by the messages ``ids``."""
@@ -949,8 +969,14 @@ class Store:
     def load(self, data: dict[str, Any], *, title: str | None = None) -> str:
         """Import a :meth:`dump` as a new conversation (new ids); validated before writing."""
         messages, tip, checkpoints, system, old_title = _validate_dump(data)
-        canons = [_canon.canon(m["payload"], index=i) for i, m in enumerate(messages)]
-        conv_format = _combined_format(canons, anthropic=system is not UNSET)
+        payloads = [m["payload"] for m in messages]
+        conv_format = _canon.signal_format(payloads, anthropic_envelope=system is not UNSET)
+        declared = (data.get("conversation") or {}).get("wire_format")
+        if declared is not None and conv_format is not None and declared != conv_format:
+            msg = f"dump declares {declared} messages but they are {conv_format}"
+            raise InputError(msg)
+        conv_format = conv_format or (declared if declared in WIRE_FORMATS else None)
+        canons = _canon.canon_messages(payloads, format=conv_format)
         new_id = uuid.uuid4().hex
         now = time.time()
         with self._backend.write() as tx:
@@ -1016,11 +1042,9 @@ class Store:
         if not isinstance(messages, list) or not messages:
             msg = "import_history needs a non-empty list of messages"
             raise HistoryFormatError(msg)
-        canons = [_canon.canon(m, index=i) for i, m in enumerate(messages)]
-        _combined_format(canons, anthropic=system is not UNSET)
-        starts = [i for i, c in enumerate(canons) if c.turn_start]
+        segments = segment_turns(history)
         # leading system messages (and anything before the first turn) join the first turn
-        bounds = [0, *starts[1:], len(messages)]
+        bounds = [0, *(t.start for t in segments.turns[1:]), len(messages)]
         conversation = self.create_conversation(title=title)
         first = True
         for a, b in itertools.pairwise(bounds):
@@ -1097,16 +1121,6 @@ def _messages(rows: Sequence[tuple[Any, ...]]) -> list[StoredMessage]:
     ]
 
 
-def _combined_format(canons: Iterable[_canon.Canon], *, anthropic: bool) -> str | None:
-    formats = {c.format for c in canons if c.format is not None}
-    if anthropic:
-        formats.add("anthropic")
-    if len(formats) > 1:
-        msg = "the messages mix OpenAI and Anthropic wire formats"
-        raise HistoryFormatError(msg)
-    return formats.pop() if formats else None
-
-
 def _wire(fmt: str | None, system: Any, payloads: list[dict[str, Any]]) -> Any:
     if fmt == "anthropic" and system is not UNSET:
         return {"system": system, "messages": payloads}
@@ -1179,11 +1193,11 @@ def _branches(stored: list[StoredMessage], tip: int | None) -> list[Branch]:
     return out
 
 
-def _default_digest(label: str, abandoned: Sequence[StoredMessage]) -> str:
+def _default_digest(label: str, abandoned: Sequence[StoredMessage], fmt: str | None) -> str:
     if not abandoned:
         return f"rewound to {label!r}: nothing had been explored since it"
     turns = sum(1 for m in abandoned if m.turn_start)
-    calls = [s for m in abandoned for s in _canon.tool_call_summaries(m.payload)]
+    calls = _canon.tool_call_summaries([m.payload for m in abandoned], format=fmt)
     head = (
         f"rewound to {label!r}: the abandoned branch had {len(abandoned)} messages "
         f"in {max(turns, 1)} turn(s)"

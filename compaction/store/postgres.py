@@ -18,6 +18,8 @@ from glyphfold.compaction.store.url import StoreURL, redact
 
 from glyphfold.errors import StoreError
 
+_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE, without importing psycopg at module load
+
 #: arbitrary constant key for the advisory lock that serialises schema migrations
 _SCHEMA_LOCK_KEY = 0x676C7966  # "glyf"
 
@@ -66,6 +68,9 @@ class PostgresBackend(Backend):
 
     dialect = "postgresql"
     for_update = " FOR UPDATE"
+    tables_sql = (
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+    )
 
     def __init__(self, url: StoreURL) -> None:
         try:
@@ -86,14 +91,6 @@ class PostgresBackend(Backend):
     def where(self) -> str:
         return f"PostgreSQL store {self._url}"
 
-    def tables(self) -> set[str]:
-        with _errors(self.where):
-            self._cur.execute(
-                "SELECT table_name FROM information_schema.tables "
-                "WHERE table_schema = current_schema()"
-            )
-            return {r[0] for r in self._cur.fetchall()}
-
     @contextmanager
     def read(self) -> Iterator[Tx]:
         with _errors(self.where):
@@ -112,12 +109,14 @@ class PostgresBackend(Backend):
                 self._cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
         try:
             yield _PgTx(self._cur, self.where)
-        except BaseException:
             with _errors(self.where):
-                self._cur.execute("ROLLBACK")
+                self._cur.execute("COMMIT")
+        except BaseException:
+            # also after a failed COMMIT: never leave the session inside a transaction
+            if self._conn.info.transaction_status != _IDLE:
+                with _errors(self.where):
+                    self._cur.execute("ROLLBACK")
             raise
-        with _errors(self.where):
-            self._cur.execute("COMMIT")
 
     def close(self) -> None:
         self._conn.close()

@@ -59,6 +59,7 @@ class SQLiteBackend(Backend):
     """A SQLite file (or ``:memory:``) opened in WAL mode."""
 
     dialect = "sqlite"
+    tables_sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
 
     def __init__(self, url: StoreURL) -> None:
         self._path = url.target
@@ -101,16 +102,12 @@ class SQLiteBackend(Backend):
             self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
 
     def _list_tables(self) -> set[str]:
-        rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        rows = self._conn.execute(self.tables_sql)
         return {r[0] for r in rows.fetchall()}
 
     @property
     def where(self) -> str:
         return f"SQLite store {self._path}"
-
-    def tables(self) -> set[str]:
-        with _errors(self.where):
-            return self._list_tables()
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
@@ -129,11 +126,13 @@ class SQLiteBackend(Backend):
             self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield _SQLiteTx(self._conn, self.where)
+            with _errors(self.where):
+                self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            # also after a failed COMMIT: never leave the connection inside a transaction
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
             raise
-        with _errors(self.where):
-            self._conn.execute("COMMIT")
 
     def close(self) -> None:
         self._conn.close()

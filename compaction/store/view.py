@@ -153,15 +153,14 @@ def build_tree(
     return roots
 
 
-def describe_turn(node: TurnNode) -> str:
+def describe_turn(node: TurnNode, fmt: str | None) -> str:
     """One line for a turn: ids, opening text, tool calls, markers."""
     first, last = node.first_id, node.last_id
     ids = f"#{first}" if first == last else f"#{first}-{last}"
     opener = next((m for m in node.messages if m.turn_start), node.messages[0])
-    calls = [
-        s.split("(", 1)[0] for m in node.messages for s in _canon.tool_call_summaries(m.payload)
-    ]
-    parts = [f"{ids:<10} {opener.role}: {snippet(opener.payload)}"]
+    payloads = [m.payload for m in node.messages]
+    calls = [s.split("(", 1)[0] for s in _canon.tool_call_summaries(payloads, format=fmt)]
+    parts = [f"{ids:<12} {opener.role}: {snippet(opener.payload)}"]
     if calls:
         counted: dict[str, int] = {}
         for c in calls:
@@ -174,36 +173,76 @@ def describe_turn(node: TurnNode) -> str:
     return "  ".join(parts)
 
 
-def outline(roots: Sequence[TurnNode]) -> list[Line]:
-    """Flatten the tree: linear runs stay at one level, branch points indent."""
+def outline(roots: Sequence[TurnNode], fmt: str | None, *, keep: int | None = 3) -> list[Line]:
+    """Flatten the tree: linear runs stay at one level, branch points indent.
+
+    Runs longer than ``2 * keep + 1`` turns show their first and last ``keep``
+    turns plus every turn carrying a marker (tip, checkpoint, compaction); the
+    rest is one "⋮ N more turns" line. ``keep=None`` shows every turn.
+    Iterative, so a 10,000-turn conversation cannot exhaust the stack.
+    """
     lines: list[Line] = []
-
-    def chain_summary(node: TurnNode) -> str:
-        n = 1
-        while len(node.children) == 1:
-            node = node.children[0]
-            n += 1
-        text = f"{n} turn{'s' if n != 1 else ''}"
-        if node.children:
-            text += f", then {len(node.children)} branches"
-        return text
-
-    def walk(nodes: Sequence[TurnNode], prefix: str) -> None:
-        if len(nodes) == 1:
-            node = nodes[0]
-            lines.append(Line(prefix, describe_turn(node), _style(node)))
-            walk(node.children, prefix)
-            return
-        for i, child in enumerate(nodes):
-            last = i == len(nodes) - 1
-            kind = "current branch" if child.on_current else "abandoned branch"
-            connector = prefix + ("└─ " if last else "├─ ")
-            style = "bold" if child.on_current else "dim"
-            lines.append(Line(connector, f"{kind} ({chain_summary(child)})", style))
-            walk([child], prefix + ("   " if last else "│  "))
-
-    walk(roots, "")
+    # work items, popped last-first: ("run", node, prefix) or ("line", Line)
+    work: list[tuple[str, Any, str]] = [("start", list(roots), "")]
+    while work:
+        kind, item, prefix = work.pop()
+        if kind == "line":
+            lines.append(item)
+            continue
+        nodes: list[TurnNode] = item if kind == "start" else [item]
+        if len(nodes) > 1:
+            pending: list[tuple[str, Any, str]] = []
+            for i, child in enumerate(nodes):
+                last = i == len(nodes) - 1
+                label = "current branch" if child.on_current else "abandoned branch"
+                heading = Line(
+                    prefix + ("└─ " if last else "├─ "),
+                    f"{label} ({_run_summary(child)})",
+                    "bold" if child.on_current else "dim",
+                )
+                pending.append(("line", heading, ""))
+                pending.append(("run", child, prefix + ("   " if last else "│  ")))
+            work.extend(reversed(pending))
+            continue
+        if not nodes:
+            continue
+        run = [nodes[0]]
+        while len(run[-1].children) == 1:
+            run.append(run[-1].children[0])
+        lines.extend(_run_lines(run, prefix, fmt, keep))
+        if run[-1].children:
+            work.append(("start", run[-1].children, prefix))
     return lines
+
+
+def _run_summary(node: TurnNode) -> str:
+    n = 1
+    while len(node.children) == 1:
+        node = node.children[0]
+        n += 1
+    text = f"{n} turn{'s' if n != 1 else ''}"
+    if node.children:
+        text += f", then {len(node.children)} branches"
+    return text
+
+
+def _run_lines(run: list[TurnNode], prefix: str, fmt: str | None, keep: int | None) -> list[Line]:
+    if keep is None or len(run) <= 2 * keep + 1:
+        shown = set(range(len(run)))
+    else:
+        shown = set(range(keep)) | set(range(len(run) - keep, len(run)))
+        shown |= {i for i, n in enumerate(run) if n.notes or n.is_tip}
+    out: list[Line] = []
+    hidden = 0
+    for i, node in enumerate(run):
+        if i not in shown:
+            hidden += 1
+            continue
+        if hidden:
+            out.append(Line(prefix, f"⋮  {hidden} more turn{'s' if hidden != 1 else ''}", "dim"))
+            hidden = 0
+        out.append(Line(prefix, describe_turn(node, fmt), _style(node)))
+    return out
 
 
 def _style(node: TurnNode) -> str:
@@ -223,7 +262,9 @@ def header(conv: Conversation, branches: int) -> str:
     )
 
 
-def tree_lines(store: Store, conversation: str) -> tuple[str, list[Line], list[str]]:
+def tree_lines(
+    store: Store, conversation: str, *, keep: int | None = 3
+) -> tuple[str, list[Line], list[str]]:
     """Header, outline and footer (rewind digests) of one conversation's tree."""
     conv = store.conversation(conversation)
     messages = store.messages(conversation)
@@ -235,7 +276,8 @@ def tree_lines(store: Store, conversation: str) -> tuple[str, list[Line], list[s
     ]
     if not messages:
         footer.insert(0, "(empty: no turn committed yet)")
-    return header(conv, len(store.branches(conversation))), outline(roots), footer
+    title = header(conv, len(store.branches(conversation)))
+    return title, outline(roots, conv.format, keep=keep), footer
 
 
 def when(timestamp: float) -> str:

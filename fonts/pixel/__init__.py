@@ -22,6 +22,7 @@ _HERE = Path(__file__).resolve().parent
 _FONT_FILES: dict[str, str] = {
     "glyphfold-dense": "glyphfold-dense.bdf",
     "glyphfold-regular": "glyphfold-regular.bdf",
+    "glyphfold-large": "glyphfold-large.bdf",
 }
 
 

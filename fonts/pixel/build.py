@@ -25,6 +25,11 @@ Source format (one file per font, ``#`` starts a comment line)::
     compose U+0111 U+0064 stroke_d   # explicit composition: base + marks
     alias U+00A0 U+0020          # same drawing under another codepoint
 
+A font can also be derived from another source: ``derive other.glyphs.txt``
+copies it, ``widen 11 2`` moves every drawing 2 px right in an 11-px cell
+(glyphs drawn into the gap column, such as the em dash, grow to the new edges),
+and later directives (``font``, ``box``, more ``char`` blocks) override.
+
 Letters of Latin-1 and Latin Extended-A that Unicode decomposes into a base
 letter and one combining mark are composed automatically (``i``/``j`` lose
 their dot first); any ``char`` drawn by hand wins over composition. Box
@@ -37,7 +42,7 @@ from __future__ import annotations
 import argparse
 import sys
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -93,6 +98,7 @@ class FontSource:
     cap_height: int = 0
     x_height: int = 0
     glyph_w: int = 0
+    glyph_x: int = 0  # first column of the glyph box (0 unless a font was widened)
     max_squash: int = 2
     box: tuple[int, int, int, int] = (0, 0, 2, 1)
     glyphs: dict[int, tuple[str, ...]] = field(default_factory=dict)
@@ -117,8 +123,37 @@ def _parse_cp(token: str, where: str) -> int:
         raise SourceError(msg) from None
 
 
-def parse_source(text: str, *, path: str = "<source>") -> FontSource:
-    """Parse one glyph source file into a FontSource."""
+def _widen(font: FontSource, cell_w: int, offset: int, where: str) -> None:
+    """Move every drawing ``offset`` px right in a wider cell; joining glyphs grow to the edges."""
+    old_w = font.cell_w
+    right = cell_w - old_w - offset
+    if offset < 0 or right < 0:
+        msg = f"{where}: widen {cell_w} {offset} does not fit a {old_w}-px cell"
+        raise SourceError(msg)
+
+    def widen(rows: tuple[str, ...], *, join: bool) -> tuple[str, ...]:
+        # a glyph drawn into the gap column joins its neighbours (em dash, underscore):
+        # keep it joined by running its edge pixels out to the new cell edges
+        return tuple(
+            ("#" if join and r[0] == "#" else ".") * offset
+            + r
+            + ("#" if join and r[-1] == "#" else ".") * right
+            for r in rows
+        )
+
+    gap = font.glyph_x + font.glyph_w
+    for cp, rows in font.glyphs.items():
+        letter = unicodedata.category(chr(cp))[0] == "L"
+        join = not letter and any("#" in r[gap:] for r in rows)
+        font.glyphs[cp] = widen(rows, join=join)
+    for name, mark in font.marks.items():
+        font.marks[name] = Mark(mark.name, mark.placement, widen(mark.rows, join=False))
+    font.cell_w = cell_w
+    font.glyph_x += offset
+
+
+def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = None) -> FontSource:
+    """Parse one glyph source file into a FontSource (``derive`` reads from ``base_dir``)."""
     font = FontSource()
     lines = text.splitlines()
     i = 0
@@ -197,6 +232,24 @@ def parse_source(text: str, *, path: str = "<source>") -> FontSource:
             font.composes[cp] = (base, tuple(parts[3:]))
         elif key == "alias":
             font.aliases[_parse_cp(parts[1], where)] = _parse_cp(parts[2], where)
+        elif key == "derive":
+            base_path = (base_dir or Path()) / parts[1]
+            if not base_path.is_file():
+                msg = f"{where}: derive: no source file {parts[1]!r} next to {path}"
+                raise SourceError(msg)
+            base = parse_source(
+                base_path.read_text(encoding="utf-8"), path=parts[1], base_dir=base_path.parent
+            )
+            font = replace(
+                base,
+                glyphs=dict(base.glyphs),
+                marks=dict(base.marks),
+                composes=dict(base.composes),
+                aliases=dict(base.aliases),
+                overlaps=[],
+            )
+        elif key == "widen":
+            _widen(font, int(parts[1]), int(parts[2]), where)
         else:
             msg = f"{where}: unknown directive {key!r}"
             raise SourceError(msg)
@@ -268,8 +321,8 @@ def compose(font: FontSource, base_rows: tuple[str, ...], mark_names: tuple[str,
         if mark.placement == "overlay":
             bm = [_or_rows(r1, r2) for r1, r2 in zip(bm, mbm, strict=True)]
             continue
-        m_ink = _ink_rows(mbm)
-        mbm = mbm[m_ink[0] : m_ink[-1] + 1] if m_ink else mbm
+        # marks keep their drawn height: a blank row inside a mark is part of its
+        # design (it keeps e.g. diaeresis and caron apart by more than one pixel)
         mh = len(mbm)
         if mark.placement == "below":
             for dy, row in enumerate(mbm):
@@ -453,8 +506,16 @@ def _block_glyph(font: FontSource, cp: int) -> Bitmap | None:
     elif 0x16 <= off <= 0x1F:
         # quadrants: bits UL, UR, LL, LR
         quads = {
-            0x16: "0010", 0x17: "0001", 0x18: "1000", 0x19: "1011", 0x1A: "1001",
-            0x1B: "1110", 0x1C: "1101", 0x1D: "0100", 0x1E: "0110", 0x1F: "0111",
+            0x16: "0010",
+            0x17: "0001",
+            0x18: "1000",
+            0x19: "1011",
+            0x1A: "1001",
+            0x1B: "1110",
+            0x1C: "1101",
+            0x1D: "0100",
+            0x1E: "0110",
+            0x1F: "0111",
         }[off]
         boxes = ((0, 0, 0.5, 0.5), (0.5, 0, 1, 0.5), (0, 0.5, 0.5, 1), (0.5, 0.5, 1, 1))
         for bit, box in zip(quads, boxes, strict=True):
@@ -582,7 +643,9 @@ def source_paths(folder: Path = HERE) -> list[Path]:
 
 def build_font(source: Path) -> tuple[FontSource, str]:
     """Parse one source file and return it with its BDF text."""
-    font = parse_source(source.read_text(encoding="utf-8"), path=source.name)
+    font = parse_source(
+        source.read_text(encoding="utf-8"), path=source.name, base_dir=source.parent
+    )
     glyphs, _ = build_glyphs(font)
     return font, _bdf(font, glyphs)
 

@@ -1,4 +1,4 @@
-"""Shared I/O of the history commands (compact, context, shake): read, write, options."""
+"""Shared I/O of the history commands (validate, trim, compact, context, shake, demo)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from typing import Any
 from glyphfold.errors import HistoryFormatError, InputError
 
 FORMATS = ("auto", "openai", "anthropic")
+MAX_INPUT_BYTES = 512 * 1024 * 1024
 
 
 def add_input(parser: argparse.ArgumentParser) -> None:
+    """Add the IN.json positional and the --format / --profile options."""
     parser.add_argument(
         "input",
         metavar="IN.json",
@@ -31,25 +33,37 @@ def add_input(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def read_history(path: str) -> Any:
-    """Load a history JSON file; one-line errors for missing, unreadable or non-JSON input."""
+def read_history(spec: str) -> Any:
+    """Load a history from a JSON file path or ``-`` (stdin); one-line errors on bad input."""
+    if spec == "-":
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        label = "stdin"
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            msg = f"history file not found: {spec}"
+            raise InputError(msg)
+        with path.open("rb") as fh:
+            data = fh.read(MAX_INPUT_BYTES + 1)
+        label = spec
+    if len(data) > MAX_INPUT_BYTES:
+        msg = f"{label} is larger than {MAX_INPUT_BYTES} bytes"
+        raise InputError(msg)
+    if not data.strip():
+        msg = f"{label} is empty; expected a JSON chat history"
+        raise InputError(msg)
     try:
-        raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        msg = f"no such file: {path}"
+        history = json.loads(data)
+    except UnicodeDecodeError as exc:
+        msg = f"{label} is not UTF-8 JSON: {exc.reason} at byte {exc.start}"
         raise InputError(msg) from None
-    except UnicodeDecodeError:
-        msg = f"{path} is not UTF-8 text"
-        raise InputError(msg) from None
-    try:
-        data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        msg = f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        msg = f"{label} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         raise HistoryFormatError(msg) from None
-    if not isinstance(data, list | dict):
-        msg = f"{path}: a history is a JSON list of messages or an object with 'messages'"
+    if not isinstance(history, list | dict):
+        msg = f"{label}: a history is a JSON list of messages or an object with 'messages'"
         raise HistoryFormatError(msg)
-    return data
+    return history
 
 
 def write_json(data: Any, path: str | None) -> None:

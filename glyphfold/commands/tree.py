@@ -22,6 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CONVERSATION",
         help="conversation id or unique prefix (default: the most recently updated)",
     )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="show every turn (default: long linear runs are folded to their ends and markers)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         raise NotFoundError(msg)
     with store:
         conversation = pick_conversation(store, args.conversation)
-        title, lines, footer = tree_lines(store, conversation)
+        title, lines, footer = tree_lines(store, conversation, keep=None if args.all else 3)
     if use_rich(sys.stdout):
         from rich.console import Console
         from rich.text import Text

@@ -118,6 +118,7 @@ def test_changed_message_keeps_unknown_keys_and_others_keep_identity():
         {"role": "user", "content": "hi", "x_meta": 7},
         {"role": "assistant", "content": "hello"},
     ]
+    before = snapshot(wire)
     h = to_canonical(wire)
     new = h.replace_messages(
         [dataclasses.replace(h.messages[0], blocks=(Text("bye"),)), h.messages[1]]
@@ -125,11 +126,13 @@ def test_changed_message_keeps_unknown_keys_and_others_keep_identity():
     out = to_wire(new)
     assert out[0] == {"role": "user", "content": "bye", "x_meta": 7}
     assert out[1] is wire[1]
+    assert wire == before
 
 
 def test_coerce_returns_same_kind():
     """Every public function returns the kind it was given (wire in, wire out)."""
     wire = [{"role": "user", "content": "a"}]
+    before = snapshot(wire)
     h, restore = coerce(wire)
     assert restore(h) is wire
     h2 = h.replace_messages([*h.messages, new_message("assistant", "b")])
@@ -137,6 +140,7 @@ def test_coerce_returns_same_kind():
     hc, restore_c = coerce(h)
     assert hc is h
     assert restore_c(h2) is h2
+    assert wire == before
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from core_histories import snapshot
 from glyphfold.compaction.overflow import is_context_overflow_error
 
 OVERFLOWS = [
@@ -77,12 +78,16 @@ NOT_OVERFLOWS = [
 
 @pytest.mark.parametrize("body", OVERFLOWS)
 def test_overflow_bodies_are_recognised(body):
+    before = snapshot(body)
     assert is_context_overflow_error(body)
+    assert body == before
 
 
 @pytest.mark.parametrize("body", NOT_OVERFLOWS)
 def test_other_errors_are_not_overflows(body):
+    before = snapshot(body)
     assert not is_context_overflow_error(body)
+    assert body == before
 
 
 class FakeAPIStatusError(Exception):

@@ -6,18 +6,22 @@ import hashlib
 import os
 
 import pytest
-from core_histories import png_b64, render, simple_plan, snapshot
-from glyphfold.compaction.messages import Image
+from core_histories import png_b64, render, simple_plan, snapshot, wire_histories
+from glyphfold.compaction.messages import Image, ToolResult, to_canonical
 from glyphfold.compaction.tokens import (
     HeuristicCounter,
     TiktokenCounter,
     TokenCounter,
     _tiktoken_cache_file,
     estimate_history_tokens,
+    estimate_message_tokens,
     image_tokens,
     token_costs,
 )
+from glyphfold.compaction.turns import segment_turns
 from glyphfold.render.profiles import get_profile
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from glyphfold.errors import InputError, TokenizerUnavailableError
 
@@ -104,6 +108,9 @@ def test_user_images_priced_with_the_profile():
         expected = 4 + prof.cost(1092, 1092) + prof.cost(prof.max_page_width, prof.max_page_height)
         assert estimate_history_tokens(wire, profile=name) == expected
     assert image_tokens(Image(None, url="https://x/y.png"), profile="anthropic") > 0
+    with pytest.raises(InputError, match="no vision"):
+        estimate_history_tokens(wire, profile="text-only")
+    assert estimate_history_tokens([{"role": "user", "content": "hi"}], profile="text-only") == 5
 
 
 def test_plugged_counter_replaces_the_heuristic():
@@ -143,3 +150,26 @@ def test_estimate_is_deterministic_and_linear():
     ea, eb = estimate_history_tokens(a), estimate_history_tokens(b)
     assert ea == estimate_history_tokens(a)
     assert eb > ea
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wire_histories(), st.sampled_from(["spec", "all"]))
+def test_fast_costing_matches_the_reference(case, policy):
+    """SPEC §3.4: the per-history fast path prices every message like estimate_message_tokens."""
+    _, wire = case
+    before = snapshot(wire)
+    h = to_canonical(wire)
+    seg = segment_turns(h)
+    current = seg.turns[-1].start if seg.turns else 0
+    expected = []
+    for i, m in enumerate(h.messages):
+        is_result = (
+            m.role == "tool"
+            or any(isinstance(b, ToolResult) for b in m.blocks)
+            or (m.role == "user" and m.text.startswith("[Tool results]"))
+        )
+        old = is_result and i < current
+        sent = True if policy == "all" else (not old if is_result else m.role == "user")
+        expected.append(estimate_message_tokens(m, images_sent=sent, tool_results_by_bytes=old))
+    assert token_costs(wire, image_policy=policy).messages == tuple(expected)
+    assert wire == before

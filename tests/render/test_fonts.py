@@ -173,3 +173,15 @@ def test_unifont_gives_exact_16px_cjk_in_two_cells(unifont, dejavu):
     ink = chain.render(0x56FD, width_cells=2)
     assert ink.shape == (16, 16)
     assert set(np.unique(ink).tolist()) == {0, 255}
+
+
+def test_real_bundled_fonts_are_the_default(monkeypatch):
+    """With nothing set, the bundled regular pixel font is the primary font."""
+    from glyphfold.fonts.pixel import bundled_fonts
+
+    monkeypatch.delenv("GLYPHFOLD_FONT", raising=False)
+    fonts = bundled_fonts()
+    assert resolve.resolve_font() == fonts["glyphfold-regular"]
+    assert resolve.resolve_font("glyphfold-dense") == fonts["glyphfold-dense"]
+    face = FontFace(fonts["glyphfold-dense"], cell_w=6, cell_h=10, mono=False)
+    assert face.bitmap and face.mono

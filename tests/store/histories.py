@@ -45,22 +45,3 @@ def anthropic_turn(n: int, *, tag: str = "") -> list[dict[str, Any]]:
         },
         {"role": "assistant", "content": [{"type": "text", "text": f"ok {n}"}]},
     ]
-
-
-def orphan_results(messages: list[dict[str, Any]]) -> list[str]:
-    """Tool-result ids whose call is not earlier in ``messages`` (both formats)."""
-    seen: set[str] = set()
-    orphans: list[str] = []
-    for m in messages:
-        for call in m.get("tool_calls") or []:
-            seen.add(call["id"])
-        content = m.get("content")
-        blocks = content if isinstance(content, list) else []
-        for b in blocks:
-            if b.get("type") == "tool_use":
-                seen.add(b["id"])
-            if b.get("type") == "tool_result" and b["tool_use_id"] not in seen:
-                orphans.append(b["tool_use_id"])
-        if m.get("role") == "tool" and m["tool_call_id"] not in seen:
-            orphans.append(m["tool_call_id"])
-    return orphans

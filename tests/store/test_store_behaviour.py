@@ -7,8 +7,11 @@ import itertools
 import json
 
 import pytest
+from glyphfold.compaction.events import EventBus
 from glyphfold.compaction.store import CheckpointDropped, open_store
-from histories import anthropic_turn, openai_turn, orphan_results
+from glyphfold.compaction.tokens import estimate_history_tokens
+from glyphfold.compaction.validate import validate_history
+from histories import anthropic_turn, openai_turn
 
 from glyphfold.errors import (
     ConflictError,
@@ -96,6 +99,8 @@ def test_branch_moves_only_the_pointer_and_lists_abandoned_path(store):
     assert branches[0].is_current and not branches[1].is_current
     assert branches[1].fork_point == t0[-1]
     assert branches[1].abandoned_ids == tuple(t1 + t2)
+    abandoned_copy = store.fork(conv, t2[-1])  # an abandoned branch can be forked too
+    assert store.path(abandoned_copy) == [*openai_turn(0), *openai_turn(1), *openai_turn(2)]
     store.branch(conv, t2[-1])  # going back is one more pointer move
     assert [m.id for m in store.path_records(conv)] == t0 + t1 + t2
     with pytest.raises(InputError, match="inside a turn"):
@@ -165,10 +170,16 @@ def test_unknown_label_and_duplicate_label(store):
         store.checkpoint(conv, " ")
 
 
-def test_compaction_drops_checkpoint_never_repoints(store):
+def test_compaction_drops_checkpoint_never_repoints(store_url):
     """SPEC §6.6: a checkpoint whose target a compaction replaced is dropped (event + record)."""
     events = []
-    store.subscribe(events.append)
+    bus = EventBus()
+    bus.subscribe(events.append)
+    with open_store(store_url, bus=bus) as store:
+        _compaction_drops_checkpoint(store, events)
+
+
+def _compaction_drops_checkpoint(store, events):
     conv = store.create_conversation()
     t0 = store.commit_turn(conv, openai_turn(0))
     store.checkpoint(conv, "early")
@@ -217,7 +228,7 @@ def test_resume_cuts_at_turn_boundary_without_orphans(store, budget):
     full = store.path(conv)
     out = store.resume(conv, budget=budget)
     assert out[0] == SYSTEM
-    assert orphan_results(out) == []
+    validate_history(out)  # the provider rules: no orphan tool result, pairs intact
     body = out[1:]
     assert body[0]["role"] == "user"
     assert full[-len(body) :] == body  # a suffix of the path
@@ -267,8 +278,13 @@ def test_anthropic_history_round_trip_and_resume(store):
     assert store.conversation(conv).format == "anthropic"
     resumed = store.resume(conv, budget=120)
     assert resumed["system"] == "Be brief."
-    assert resumed["messages"][0] == {"role": "user", "content": "step 5"}
-    assert orphan_results(resumed["messages"]) == []
+    kept = resumed["messages"]
+    assert 4 <= len(kept) < 24 and len(kept) % 4 == 0
+    assert kept == exported["messages"][-len(kept) :]
+    assert estimate_history_tokens(resumed) <= 120
+    wider = {"system": "Be brief.", "messages": exported["messages"][-len(kept) - 4 :]}
+    assert estimate_history_tokens(wider) > 120  # the cut keeps as much as fits
+    validate_history(resumed)
     with pytest.raises(HistoryFormatError):
         store.commit_turn(conv, openai_turn(9))
     with pytest.raises(InputError, match="different system"):

@@ -88,3 +88,21 @@ def test_cli_errors_are_one_line_and_create_nothing(tmp_path, capsys, store_url)
     assert err.count("\n") == 1 and "no conversation 'no-such-conversation'" in err
     assert cli.main(["tree", "--db", "mysql://x@y/z"]) == 2
     assert "unknown store URL scheme" in capsys.readouterr().err
+
+
+def test_tree_folds_long_runs_and_survives_deep_chains(tmp_path, capsys):
+    """A 1,500-turn conversation: folded by default (no recursion limit), --all shows all."""
+    url = f"sqlite:///{tmp_path / 'long.db'}?synchronous=normal"
+    with open_store(url) as store:
+        conv = store.create_conversation()
+        for n in range(1500):
+            store.commit_turn(conv, openai_turn(n, tools=0))
+            if n == 700:
+                store.checkpoint(conv, "midway")
+    assert cli.main(["tree", "--db", url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) < 20
+    assert any("⚑ midway" in line and "step 700:" in line for line in lines)
+    assert sum(int(line.split()[1]) for line in lines if line.startswith("⋮")) == 1500 - 7
+    assert cli.main(["tree", "--db", url, "--all"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1 + 1500

@@ -1,6 +1,6 @@
 """A writer process for the crash and load tests (run as a script).
 
-``writer.py crash URL CONV``: append numbered 4-message turns forever (until killed).
+``crash_turn(k)`` is the numbered 4-message turn the crash test's writer appends.
 ``writer.py load URL WORKER TURNS SEED CONV...``: append TURNS turns to random
 conversations, retrying on ConflictError; prints the number of conflicts.
 """
@@ -31,15 +31,6 @@ def crash_turn(k: int) -> list[dict]:
     ]
 
 
-def crash(url: str, conv: str) -> None:
-    with open_store(url) as store:
-        k = sum(1 for m in store.path_records(conv) if m.turn_start)
-        print("ready", flush=True)
-        while True:
-            store.commit_turn(conv, crash_turn(k))
-            k += 1
-
-
 def load(url: str, worker: int, turns: int, seed: int, convs: list[str]) -> None:
     rng = random.Random(seed)
     conflicts = 0
@@ -62,9 +53,7 @@ def load(url: str, worker: int, turns: int, seed: int, convs: list[str]) -> None
 
 if __name__ == "__main__":
     mode, *rest = sys.argv[1:]
-    if mode == "crash":
-        crash(rest[0], rest[1])
-    elif mode == "load":
+    if mode == "load":
         load(rest[0], int(rest[1]), int(rest[2]), int(rest[3]), rest[4:])
     else:
-        sys.exit(f"unknown mode {mode!r}; use crash or load")
+        sys.exit(f"unknown mode {mode!r}; use load")

@@ -1,0 +1,239 @@
+"""``glyphfold bench``: glyphfold vs a Pillow baseline on a ~1M-char mixed transcript."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from glyphfold.errors import InputError
+
+HELP = "time glyphfold against Pillow line-by-line rendering (ms/page, chars/s, ratios)"
+
+# The kernels a render goes through (checked for recompilation in a fresh process).
+KERNELS = (
+    "layout_page",
+    "skip_dropped",
+    "collect_unmapped",
+    "blit_page",
+    "blit_page_u64",
+    "pack_rows",
+    "pack_rows_1bit_u64",
+)
+
+_CHILD = """
+import json, sys, time
+t0 = time.perf_counter()
+from glyphfold.render import _kernels as K
+from glyphfold.render.api import render_text
+t1 = time.perf_counter()
+res = render_text(sys.argv[1], profile=sys.argv[2], font=sys.argv[3] or None)
+t2 = time.perf_counter()
+hits = misses = 0
+for name in __KERNELS__:
+    st = getattr(K, name).stats
+    hits += sum(st.cache_hits.values())
+    misses += sum(st.cache_misses.values())
+print(json.dumps({"import_ms": (t1 - t0) * 1e3, "first_page_ms": (t2 - t1) * 1e3,
+                  "cache_hits": hits, "cache_misses": misses, "pages": len(res.pages)}))
+""".replace("__KERNELS__", repr(KERNELS))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``glyphfold bench``."""
+    parser.add_argument("--chars", type=int, default=1_000_000, help="transcript size")
+    parser.add_argument("--profile", default="anthropic", help="provider profile (page geometry)")
+    parser.add_argument("--shape", default=None, help="glyph shape (default: the profile's)")
+    parser.add_argument(
+        "--font",
+        default=None,
+        help="font for both runs (default: DejaVu Sans Mono, which Pillow can also load)",
+    )
+    parser.add_argument(
+        "--baseline-pages", type=int, default=0, help="time only the first N baseline pages"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="glyphfold runs (best is kept)")
+    parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-process runs")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _load_baseline():
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "baseline_pillow.py"
+    if not path.is_file():
+        msg = f"benchmarks/baseline_pillow.py not found at {path}; run from a source checkout"
+        raise InputError(msg)
+    spec = importlib.util.spec_from_file_location("glyphfold_baseline_pillow", path)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def _fresh_process(text: str, profile: str, font: str, cache_dir: str) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, text, profile, font],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the comparison and print the table; return 0."""
+    import numpy as np
+
+    from glyphfold.fonts.raster import FontFace
+    from glyphfold.fonts.resolve import find_system_font
+    from glyphfold.render.api import atlas_for, render_text, resolve_setup
+    from glyphfold.render.layout import Layout, to_codepoints
+    from glyphfold.render.page import blit
+    from glyphfold.render.sample import mixed_transcript
+
+    if args.chars < 1000:
+        msg = f"--chars must be at least 1000, got {args.chars}"
+        raise InputError(msg)
+    font = args.font or str(find_system_font("DejaVu Sans Mono") or "")
+    if not font:
+        msg = "the baseline needs an outline font: apt-get install fonts-dejavu-core or --font"
+        raise InputError(msg)
+    text = mixed_transcript(args.chars)
+    opts = {"profile": args.profile, "shape": args.shape, "font": font}
+    setup = resolve_setup(**opts)
+    cfg = setup.config
+
+    # (b) glyphfold end to end, warm (JIT cache loaded, atlas filled by a first call)
+    render_text(text[:20_000], **opts)
+    e2e = []
+    for _ in range(max(1, args.repeat)):
+        t = time.perf_counter()
+        res = render_text(text, **opts)
+        e2e.append(time.perf_counter() - t)
+    n_pages = len(res.pages)
+    t_e2e = min(e2e)
+
+    # pixel stage: layout + blit into one reused page buffer
+    atlas = atlas_for(setup)
+    cps = to_codepoints(text)
+    buf = np.empty((cfg.rows * setup.cell_h, cfg.cols * setup.cell_w), dtype=np.uint8)
+    pix = []
+    for _ in range(max(1, args.repeat)):
+        t = time.perf_counter()
+        for pl in Layout(cps, cfg).pages():
+            blit(pl, atlas, buf)
+        pix.append(time.perf_counter() - t)
+    t_pix = min(pix)
+
+    # memset floor: filling one page of the same bytes
+    reps = 200
+    floor = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(reps):
+            buf.fill(255)
+        floor.append((time.perf_counter() - t) / reps)
+    t_floor = min(floor)
+
+    # default font of the profile (bundled pixel font when present), same geometry
+    dflt = {"profile": args.profile, "shape": args.shape}
+    render_text(text[:20_000], **dflt)
+    t = time.perf_counter()
+    res_default = render_text(text, **dflt)
+    t_default = time.perf_counter() - t
+
+    # (a) Pillow line by line + PNG at Pillow's default level
+    baseline = _load_baseline()
+    face = FontFace(Path(font), cell_w=setup.cell_w, cell_h=setup.cell_h, mono=setup.bits == 1)
+    font_px = face._sizing(False)[0]
+    limit = args.baseline_pages or None
+    geometry = {"cols": cfg.cols, "rows": cfg.rows, "cell_w": setup.cell_w, "cell_h": setup.cell_h}
+    t = time.perf_counter()
+    base_pages = baseline.render_pillow(
+        text, font_path=font, font_px=font_px, bits=setup.bits, max_pages=limit, **geometry
+    )
+    t_base = time.perf_counter() - t
+    base_ms_page = t_base * 1e3 / len(base_pages)
+    base_total_pages = baseline.count_pages(text, cols=cfg.cols, rows=cfg.rows)
+
+    fresh = {}
+    if not args.no_fresh:
+        sample = text[: cfg.cols * cfg.rows // 2]
+        with tempfile.TemporaryDirectory(prefix="glyphfold-numba-") as cache:
+            fresh["cold"] = _fresh_process(sample, args.profile, font, cache)
+            fresh["warm"] = _fresh_process(sample, args.profile, font, cache)
+
+    gf_ms_page = t_e2e * 1e3 / n_pages
+    report = {
+        "chars": len(text),
+        "page": [cfg.cols * setup.cell_w, cfg.rows * setup.cell_h],
+        "cell": [setup.cell_w, setup.cell_h],
+        "bits": setup.bits,
+        "font": font,
+        "glyphfold": {
+            "pages": n_pages,
+            "ms_total": t_e2e * 1e3,
+            "ms_per_page": gf_ms_page,
+            "chars_per_s": len(text) / t_e2e,
+            "png_bytes_per_page": sum(len(p.png) for p in res.pages) / n_pages,
+        },
+        "glyphfold_default_font": {
+            "font": res_default.fonts[0],
+            "pages": len(res_default.pages),
+            "ms_per_page": t_default * 1e3 / max(1, len(res_default.pages)),
+            "chars_per_s": len(text) / t_default,
+        },
+        "pillow": {
+            "pages_timed": len(base_pages),
+            "pages_total": base_total_pages,
+            "ms_per_page": base_ms_page,
+            "chars_per_s": len(text) / (base_ms_page * base_total_pages / 1e3),
+            "png_bytes_per_page": sum(map(len, base_pages)) / len(base_pages),
+        },
+        "speedup_vs_pillow": base_ms_page / gf_ms_page,
+        "pixel_stage_ms_per_page": t_pix * 1e3 / n_pages,
+        "memset_ms_per_page": t_floor * 1e3,
+        "pixel_stage_vs_memset": (t_pix / n_pages) / t_floor,
+        "fresh_process": fresh,
+    }
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    g, p = report["glyphfold"], report["pillow"]
+    w, h = report["page"]
+    print(
+        f"{len(text):,} chars, page {w}x{h}, cell {setup.cell_w}x{setup.cell_h}, "
+        f"{setup.bits} bpp, font {Path(font).name}"
+    )
+    print(f"{'':34s}{'ms/page':>10s}{'chars/s':>14s}{'pages':>8s}")
+    print(
+        f"{'(a) Pillow text + PNG (default)':34s}{base_ms_page:10.3f}"
+        f"{p['chars_per_s']:14,.0f}{len(base_pages):8d}"
+    )
+    print(
+        f"{'(b) glyphfold end to end':34s}{gf_ms_page:10.3f}{g['chars_per_s']:14,.0f}{n_pages:8d}"
+    )
+    d = report["glyphfold_default_font"]
+    print(
+        f"{'(b) same, default font':34s}{d['ms_per_page']:10.3f}{d['chars_per_s']:14,.0f}"
+        f"{d['pages']:8d}"
+    )
+    print(f"{'pixel stage (layout + blit)':34s}{report['pixel_stage_ms_per_page']:10.3f}")
+    print(f"{'memset floor (one page)':34s}{report['memset_ms_per_page']:10.3f}")
+    print(f"speedup vs Pillow: {report['speedup_vs_pillow']:.1f}x (target >= 50x)")
+    print(f"pixel stage / memset: {report['pixel_stage_vs_memset']:.2f}x (target <= 5x)")
+    for kind, r in fresh.items():
+        print(
+            f"fresh process, {kind} numba cache: first page {r['first_page_ms']:.1f} ms "
+            f"(import {r['import_ms']:.1f} ms), kernel cache hits {r['cache_hits']}, "
+            f"misses {r['cache_misses']}"
+        )
+    return 0

@@ -1,0 +1,100 @@
+"""``glyphfold shapes``: the named glyph shapes and what one page of each holds per profile."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+
+HELP = "list glyph shapes: cell, font, chars per page, image tokens per page, chars per token"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``glyphfold shapes``."""
+    parser.add_argument(
+        "--profile",
+        action="append",
+        metavar="NAME",
+        help="only this provider profile (repeatable; default: every profile with vision)",
+    )
+    parser.add_argument(
+        "--shape", action="append", metavar="NAME", help="only this shape (repeatable)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON list of rows")
+    parser.add_argument("--why", action="store_true", help="also print the reason for each shape")
+
+
+def shape_rows(shapes: list, profiles: list) -> list[dict[str, object]]:
+    """Return one row per (shape, profile): page geometry, chars and image tokens per page."""
+    rows = []
+    for shape in shapes:
+        for prof in profiles:
+            page_w, page_h = prof.default_page
+            cols, lines = shape.cells_per_page(page_w, page_h)
+            chars = cols * lines
+            tokens = prof.cost(page_w, page_h)
+            rows.append(
+                {
+                    "shape": shape.name,
+                    "cell": [shape.cell_w, shape.cell_h],
+                    "glyph": [shape.glyph_w, shape.glyph_h],
+                    "line_pitch": shape.line_pitch,
+                    "font": shape.font,
+                    "bits": shape.bits,
+                    "profile": prof.name,
+                    "page": [page_w, page_h],
+                    "cols": cols,
+                    "lines": lines,
+                    "chars_per_page": chars,
+                    "image_tokens_per_page": tokens,
+                    "chars_per_image_token": round(chars / tokens, 2) if tokens else None,
+                    # text costs ~4 chars per token (the heuristic of SPEC §3.4)
+                    "vs_text_chars4": round(chars / 4 / tokens, 2) if tokens else None,
+                    "profile_default": prof.default_shape == shape.name,
+                }
+            )
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the table (or JSON) of shapes x profiles."""
+    from glyphfold.render.profiles import PROFILES, get_profile
+    from glyphfold.render.shapes import SHAPES, get_shape
+
+    if args.profile:
+        profiles = [get_profile(name) for name in args.profile]
+    else:
+        profiles = [p for p in PROFILES.values() if p.vision]
+    blind = [p.name for p in profiles if not p.vision]
+    if blind:
+        from glyphfold.errors import InputError
+
+        msg = f"profile {', '.join(blind)} has no vision: no page is ever sent to it"
+        raise InputError(msg)
+    shapes = [get_shape(name) for name in args.shape] if args.shape else list(SHAPES.values())
+    rows = shape_rows(shapes, profiles)
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False))
+        return 0
+    header = (
+        f"{'shape':<8} {'cell':>5} {'glyph':>5} {'font':<18} {'profile':<17} {'page':>9} "
+        f"{'chars/page':>10} {'tok/page':>8} {'chars/tok':>9} {'vs text':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        cell = "x".join(map(str, r["cell"]))  # type: ignore[arg-type]
+        glyph = "x".join(map(str, r["glyph"]))  # type: ignore[arg-type]
+        page = "x".join(map(str, r["page"]))  # type: ignore[arg-type]
+        mark = "*" if r["profile_default"] else " "
+        print(
+            f"{r['shape']:<8} {cell:>5} {glyph:>5} {r['font']:<18} {r['profile'] + mark:<17} "
+            f"{page:>9} {r['chars_per_page']:>10,} {r['image_tokens_per_page']:>8,} "
+            f"{r['chars_per_image_token']:>9} {r['vs_text_chars4']:>6}x"
+        )
+    print("* the profile's default shape; 'vs text' = (chars / 4) / image tokens")
+    if args.why:
+        for shape in shapes:
+            print()
+            print(textwrap.fill(f"{shape.name}: {shape.reason}", width=100))
+    return 0

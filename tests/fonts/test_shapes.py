@@ -1,0 +1,132 @@
+"""Named shapes (render/shapes.py) and the ``glyphfold shapes`` command."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from glyphfold.fonts.pixel import bundled_fonts
+from glyphfold.render.profiles import PROFILES, get_profile
+from glyphfold.render.shapes import MIN_LINE_PITCH_PX, SHAPES, Shape, get_shape, shape_names
+
+from glyphfold.cli import main
+from glyphfold.errors import UnknownShapeError
+
+from .conftest import built
+
+
+def test_the_three_contract_shapes_exist() -> None:
+    assert {"dense", "regular", "large"} <= set(shape_names())
+    assert shape_names() == list(SHAPES)
+    for name, shape in SHAPES.items():
+        assert shape.name == name
+        assert shape.line_pitch == shape.cell_h >= MIN_LINE_PITCH_PX
+        assert shape.reason, f"{name} must say why it exists"
+
+
+def test_shape_fonts_are_bundled_and_match_the_cell() -> None:
+    """Each shape's font is shipped, fits the cell, and has the glyph box the shape claims."""
+    for shape in SHAPES.values():
+        assert shape.font in bundled_fonts()
+        src = built(shape.font).source
+        assert src.cell_h == shape.cell_h
+        assert src.cell_w <= shape.cell_w
+        assert src.glyph_w == shape.glyph_w
+        assert src.cap_height + src.descent == shape.glyph_h
+
+
+def test_profile_default_shapes_exist() -> None:
+    for prof in PROFILES.values():
+        assert get_shape(prof.default_shape).name == prof.default_shape
+
+
+def test_get_shape_passes_a_shape_through() -> None:
+    shape = SHAPES["dense"]
+    assert get_shape(shape) is shape
+
+
+@pytest.mark.parametrize("bad", ["huge", "", None, 3])
+def test_unknown_shape_lists_the_valid_names(bad: object) -> None:
+    with pytest.raises(UnknownShapeError, match="valid shapes: dense, regular, large"):
+        get_shape(bad)  # type: ignore[arg-type]
+
+
+def test_unknown_shape_is_a_value_error() -> None:
+    with pytest.raises(ValueError):
+        get_shape("nope")
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"cell_h": 8, "glyph_h": 7}, "line pitch must be >= 9 px"),
+        ({"glyph_w": 9}, "glyph_w must be in 1..cell_w=8"),
+        ({"glyph_h": 17}, "glyph_h must be in 1..cell_h=16"),
+        ({"cell_w": 0}, "cell_w must be a positive int"),
+        ({"bits": 3}, "bits must be one of"),
+        ({"font": ""}, "font must name a bundled font"),
+        ({"name": ""}, "shape name must be a non-empty string"),
+        ({"line_pitch": 20}, "line_pitch must equal cell_h=16"),
+    ],
+)
+def test_invalid_shapes_are_rejected_up_front(changes: dict, message: str) -> None:
+    base = dataclasses.asdict(SHAPES["regular"])
+    base.update(changes)
+    if "cell_h" in changes:
+        base["line_pitch"] = 0
+    with pytest.raises(ValueError, match=message):
+        Shape(**base)
+
+
+def test_shape_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        SHAPES["dense"].cell_w = 4  # type: ignore[misc]
+
+
+def test_chars_per_page() -> None:
+    dense = SHAPES["dense"]
+    assert dense.cells_per_page(1568, 728) == (261, 72)
+    assert dense.chars_per_page(1568, 728) == 18_792
+    assert SHAPES["large"].chars_per_page(1568, 728) == 142 * 45
+
+
+def test_cli_lists_every_shape_for_every_vision_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["shapes", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    vision = [p for p in PROFILES.values() if p.vision]
+    assert len(rows) == len(SHAPES) * len(vision)
+    for row in rows:
+        prof, shape = get_profile(row["profile"]), get_shape(row["shape"])
+        assert row["chars_per_page"] == shape.chars_per_page(*prof.default_page)
+        assert row["image_tokens_per_page"] == prof.cost(*prof.default_page)
+        assert row["chars_per_image_token"] == pytest.approx(
+            row["chars_per_page"] / row["image_tokens_per_page"], abs=0.01
+        )
+        assert row["profile_default"] == (prof.default_shape == shape.name)
+
+
+def test_cli_table_and_filters(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["shapes", "--profile", "anthropic", "--shape", "dense", "--why"]) == 0
+    out = capsys.readouterr().out
+    body = [line for line in out.splitlines() if line.startswith("dense ")]
+    assert len(body) == 1
+    assert "18,792" in body[0] and "anthropic" in body[0]
+    assert "dense: Readers with strong vision" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["shapes", "--profile", "nope"], "unknown profile 'nope'"),
+        (["shapes", "--shape", "nope"], "unknown shape 'nope'"),
+        (["shapes", "--profile", "text-only"], "has no vision"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
