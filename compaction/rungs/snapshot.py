@@ -17,8 +17,10 @@ never made from pages.
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import dataclasses
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -301,6 +303,10 @@ class Snapshot:
         cap = max(1, cap)  # best effort: one page even over budget; the trim rung follows
 
         rendered = [self._serialise_segment(p, names) for p in segments]
+        # the factsheet is pure Python and the render kernels release the GIL: extract
+        # the facts on a worker thread while the pages are drawn (same result either way)
+        pool = _facts_pool()
+        fact_jobs = [pool.submit(extract_facts, src, config=cfg.factsheet) for src, _ in rendered]
         results = [self._render(src, profile) for src, _ in rendered]
         # newest segments first: recent context is worth more than old
         alloc = [0] * len(segments)
@@ -322,8 +328,13 @@ class Snapshot:
                 continue
             source, seg_spans = rendered[s_i]
             text, pages, dropped = self._fit(source, results[s_i], alloc[s_i], profile)
+            job = fact_jobs[s_i]
             s_i += 1
-            facts = extract_facts(text, config=cfg.factsheet)
+            if text == source:
+                facts = job.result()
+            else:  # the oldest part was dropped: facts of what is actually on the pages
+                job.cancel()
+                facts = extract_facts(text, config=cfg.factsheet)
             facts_n += len(facts)
             dropped_total += dropped
             src_chars += len(text)
@@ -503,6 +514,21 @@ class Snapshot:
                 )
             )
         return rows
+
+
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _facts_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """One shared worker thread for factsheet extraction (created on first use)."""
+    global _POOL  # a lazily created process-wide executor
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="glyphfold-facts"
+            )
+        return _POOL
 
 
 def _image_raw(profile: Any, fmt: str) -> Any:
