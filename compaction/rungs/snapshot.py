@@ -109,8 +109,9 @@ def serialise(
             continue
         if kind in ("snapshot_ack", "bridge"):
             continue
-        role = m.role
-        tb.begin(i, role)
+        # an Anthropic user message that only answers tool calls reads as tool output
+        only_results = bool(m.blocks) and all(isinstance(b, ToolResult) for b in m.blocks)
+        tb.begin(i, "tool" if only_results else m.role)
         for b in m.blocks:
             if isinstance(b, Text):
                 tb.text(b.text)
