@@ -66,8 +66,8 @@ names its source; where a number is an assumption the comment says so):
   3 Pro 1,048,576; qwen-vl-max 131,072.
 
 Default shapes (defined in ``glyphfold.render.shapes``: ``dense`` 5x9 glyphs in
-a 6x10 cell, ``regular`` 7x13 in 8x16, ``large`` the same 7x13 glyphs in an
-11x16 cell), from the public reading evidence: strong-vision readers read ~5x8
+a 6x10 cell, ``regular`` 7x13 in 8x16, ``large`` 8x13 in 11x16), from the public
+reading evidence: strong-vision readers read ~5x8
 glyphs; Claude Opus-class readers were measured best on ~8x13 glyphs in an
 ~11x16 cell for tool output; weaker readers need ~9x16; a line pitch under 9 px
 fails. Our own OCR check (``glyphfold legibility``, see benchmarks/README.md)
@@ -439,10 +439,10 @@ _ANTHROPIC_HIRES = AreaPricing(px_per_token=750, max_long_edge_px=2576, max_pixe
 _ANTHROPIC_IMAGE_BYTES = 5 * _MiB * 3 // 4
 
 _REGULAR_OPUS = (
-    "regular (7x13 glyphs, 8x16 cell): the glyph size Claude Opus-class readers were "
-    "measured best on (~8x13), with a 1 px gutter instead of the measured 11x16 cell "
-    "('large'), so 1.375x the characters per image token; OCR reads it back at "
-    "<= 0.7% CER on prose, code and JSON. Pick 'large' for id-heavy tool output"
+    "regular (7x13 glyphs, 8x16 cell): close to the ~8x13 glyphs Claude Opus-class "
+    "readers were measured best on, in a tighter cell than the measured 11x16 ('large'), "
+    "so 1.375x the characters per image token; OCR reads it back at <= 0.8% CER on "
+    "prose, code and JSON. Pick 'large' for id-heavy tool output"
 )
 
 PROFILES: dict[str, Profile] = {
@@ -549,7 +549,7 @@ PROFILES: dict[str, Profile] = {
             default_bits=1,
             context_window=1_047_576,
             shape_reason=(
-                "large (7x13 glyphs in an 11x16 cell): tile models see 512 px tiles of an "
+                "large (8x13 glyphs in an 11x16 cell): tile models see 512 px tiles of an "
                 "image cut to a 768 px short side and are the weaker readers that need "
                 "~9x16; large is the widest bundled cell (4 px gutter), 16 px pitch"
             ),
@@ -572,7 +572,7 @@ PROFILES: dict[str, Profile] = {
             default_bits=1,
             context_window=1_048_576,
             shape_reason=(
-                "large (7x13 glyphs in an 11x16 cell): Gemini 2.x reads small print less "
+                "large (8x13 glyphs in an 11x16 cell): Gemini 2.x reads small print less "
                 "reliably than Claude or GPT-5 (a weaker reader, ~9x16 needed); its tiles "
                 "are cheap (258 tokens per 768x768), so the wide cell costs little"
             ),
@@ -612,13 +612,15 @@ PROFILES: dict[str, Profile] = {
             max_image_bytes=10 * _MB,
             max_images_per_request=100,
             max_request_bytes=20 * _MB,
-            default_page=(1568, 616),
+            # whole 11x16 'large' cells AND multiples of 28 px: 140 x 35 cells,
+            # 55 x 20 units = 1100 + 2 tokens (1540 = 5 * lcm(11, 28), 560 = 5 * lcm(16, 28))
+            default_page=(1540, 560),
             default_shape="large",
             default_bits=1,
             context_window=131_072,
             page_multiple_px=28,
             shape_reason=(
-                "large (7x13 glyphs in an 11x16 cell): open-weight VL models are the "
+                "large (8x13 glyphs in an 11x16 cell): open-weight VL models are the "
                 "weaker readers (~9x16 needed); one 28x28 token spans under 3 large cells"
             ),
             notes="sides must be multiples of 28 px or smart_resize resamples the page",

@@ -282,6 +282,7 @@ def test_profiles_command_lists_every_profile(capsys):
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["anthropic"]["page_tokens"] == 1523
     assert rows["anthropic"]["max_page"] == [1568, 728]
+    assert rows["qwen-vl"]["page_tokens"] == 1102  # 55 * 20 + 2
     assert rows["text-only"]["vision"] is False
 
 
@@ -295,3 +296,20 @@ def test_default_shape_exists_and_fills_the_page(name):
     cols, rows = width // p.cell_w, height // p.line_pitch
     assert p.line_pitch >= 9
     assert cols >= 60 and rows >= 20, (cols, rows)
+
+
+@pytest.mark.parametrize("name", [n for n in CONTRACT_NAMES if n != "text-only"])
+def test_whole_cell_default_page_is_not_resized(name):
+    """The page the renderer draws (whole cells of the default shape) keeps its size.
+
+    The renderer crops the default page to whole cells; for qwen-vl that cropped
+    page must still have sides that are multiples of 28 px, or smart_resize
+    resamples every glyph.
+    """
+    from glyphfold.render.shapes import get_shape
+
+    profile = get_profile(name)
+    shape = get_shape(profile.default_shape)
+    width, height = profile.default_page
+    drawn = (width // shape.cell_w * shape.cell_w, height // shape.line_pitch * shape.line_pitch)
+    assert profile.fits(*drawn), (drawn, profile.resized(*drawn))
