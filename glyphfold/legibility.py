@@ -223,51 +223,33 @@ def identifier_matches(reference: str, hypothesis: str) -> tuple[int, int]:
 
 
 _TIKTOKEN_LOCK = threading.Lock()
-_TIKTOKEN_CACHE: dict[str, Any] = {}
+_TIKTOKEN_COUNTERS: dict[str, Any] = {}
 
 
-def _offline_encoding(name: str) -> Any | None:
-    """Return a tiktoken encoding only if it loads without the network, else None.
+def _offline_counter(encoding: str) -> Any | None:
+    """Return core's TiktokenCounter for ``encoding``, or None when it is not cached.
 
-    tiktoken downloads its encodings on first use; glyphfold never downloads at
-    run time, so the network fetch is replaced by an error while loading and a
-    missing cache simply means "not available".
+    glyphfold never downloads at run time; ``TiktokenCounter`` refuses an
+    encoding that tiktoken would have to fetch.
     """
     with _TIKTOKEN_LOCK:
-        if name in _TIKTOKEN_CACHE:
-            return _TIKTOKEN_CACHE[name]
-        encoding = None
-        try:
-            import tiktoken
-            import tiktoken.load as tl
-        except ImportError:
-            _TIKTOKEN_CACHE[name] = None
-            return None
-        original = tl.read_file
+        if encoding not in _TIKTOKEN_COUNTERS:
+            from glyphfold.compaction.tokens import TiktokenCounter
+            from glyphfold.errors import TokenizerUnavailableError
 
-        def _no_network(blobpath: str) -> bytes:
-            if "://" in blobpath:
-                msg = f"tiktoken encoding {name} is not cached; glyphfold does not download"
-                raise OSError(msg)
-            return original(blobpath)
-
-        tl.read_file = _no_network
-        try:
-            encoding = tiktoken.get_encoding(name)
-        except (OSError, ValueError):
-            encoding = None
-        finally:
-            tl.read_file = original
-        _TIKTOKEN_CACHE[name] = encoding
-        return encoding
+            try:
+                _TIKTOKEN_COUNTERS[encoding] = TiktokenCounter(encoding)
+            except TokenizerUnavailableError:
+                _TIKTOKEN_COUNTERS[encoding] = None
+        return _TIKTOKEN_COUNTERS[encoding]
 
 
 def count_text_tokens(text: str) -> dict[str, int | None]:
     """Return text-token counts: ``chars/4`` (ceil) and o200k_base (None when not cached)."""
-    encoding = _offline_encoding("o200k_base")
+    counter = _offline_counter("o200k_base")
     return {
         "chars_div_4": -(-len(text) // 4),
-        "o200k_base": len(encoding.encode(text)) if encoding is not None else None,
+        "o200k_base": counter.count(text) if counter is not None else None,
     }
 
 
