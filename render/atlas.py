@@ -56,6 +56,7 @@ class Atlas:
         self.missing: set[int] = set()
         self._lock = threading.Lock()
         self._words: np.ndarray | None = None
+        self._bitrows: np.ndarray | None = None
         self._box = self._add(quantize(replacement_box(cell_w, cell_h), bits))
         wide_box = replacement_box(2 * cell_w, cell_h)
         self._wide_box = self._add(quantize(wide_box, bits))
@@ -114,6 +115,21 @@ class Atlas:
         words = padded.view("<u8")
         self._words = words
         return words
+
+    def bitrows(self) -> np.ndarray:
+        """The cells as (n, cell_h) int64 rows of ``cell_w`` bits (MSB left, 1 = paper).
+
+        Only meaningful for 1-bit atlases (cells are 0 or 255) with cells up to 32 px wide.
+        """
+        size = self.size
+        cached = self._bitrows
+        if cached is not None and cached.shape[0] == size:
+            return cached
+        bits = (self.cells[:size] >= 128).astype(np.int64)
+        weights = 1 << np.arange(self.cell_w - 1, -1, -1, dtype=np.int64)
+        rows = (bits * weights).sum(axis=2)
+        self._bitrows = rows
+        return rows
 
     @property
     def pixels(self) -> np.ndarray:

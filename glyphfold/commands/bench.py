@@ -20,12 +20,15 @@ HELP = "time glyphfold against Pillow line-by-line rendering (ms/page, chars/s, 
 KERNELS = (
     "layout_page",
     "skip_dropped",
+    "collect_unclassified",
     "collect_unmapped",
     "blit_page",
     "blit_page_u64",
     "pack_rows",
     "pack_rows_1bit_u64",
     "pack_rows_2bit_u64",
+    "blit_bits",
+    "blit_page_stream",
 )
 
 _CHILD = """
