@@ -12,7 +12,7 @@ import pytest
 from glyphfold.render.api import atlas_for, render_text, resolve_setup
 from glyphfold.render.encode import encode_png
 from glyphfold.render.layout import FOLD_CHARS, Layout, to_codepoints
-from glyphfold.render.page import blit
+from glyphfold.render.page import blit, blit_scanlines
 
 ROUNDS = 5
 
@@ -79,6 +79,23 @@ def test_blit(benchmark, prepared):
     warm(run)
     benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
     _info(benchmark, prepared)
+
+
+@pytest.mark.benchmark(group="blit")
+def test_blit_bits(benchmark, prepared):
+    """Cell grids -> 1-bpp PNG scanlines directly (the renderer's path at 1 bit)."""
+    _, setup, atlas, _, pages, _ = prepared
+    cfg = setup.config
+    page_w = cfg.cols * setup.cell_w
+    raw = np.empty((cfg.rows * setup.cell_h, 1 + (page_w + 7) // 8), dtype=np.uint8)
+
+    def run():
+        for pl in pages:
+            blit_scanlines(pl, atlas, raw)
+
+    warm(run)
+    benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
+    _info(benchmark, prepared, scanline_bytes=int(raw.size))
 
 
 @pytest.mark.benchmark(group="blit")
