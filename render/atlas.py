@@ -105,31 +105,33 @@ class Atlas:
 
     def words(self) -> np.ndarray:
         """The cells as (n, cell_h, ceil(cell_w / 8)) little-endian uint64 row words."""
-        size = self.size
-        cached = self._words
-        if cached is not None and cached.shape[0] == size:
-            return cached
-        nw = -(-self.cell_w // 8)
-        padded = np.zeros((size, self.cell_h, nw * 8), dtype=np.uint8)
-        padded[:, :, : self.cell_w] = self.cells[:size]
-        words = padded.view("<u8")
-        self._words = words
-        return words
+        with self._lock:  # cells may be regrown by a concurrent ensure()
+            size = self.size
+            cached = self._words
+            if cached is not None and cached.shape[0] == size:
+                return cached
+            nw = -(-self.cell_w // 8)
+            padded = np.zeros((size, self.cell_h, nw * 8), dtype=np.uint8)
+            padded[:, :, : self.cell_w] = self.cells[:size]
+            words = padded.view("<u8")
+            self._words = words
+            return words
 
     def bitrows(self) -> np.ndarray:
         """The cells as (n, cell_h) int64 rows of ``cell_w`` bits (MSB left, 1 = paper).
 
         Only meaningful for 1-bit atlases (cells are 0 or 255) with cells up to 32 px wide.
         """
-        size = self.size
-        cached = self._bitrows
-        if cached is not None and cached.shape[0] == size:
-            return cached
-        bits = (self.cells[:size] >= 128).astype(np.int64)
-        weights = 1 << np.arange(self.cell_w - 1, -1, -1, dtype=np.int64)
-        rows = (bits * weights).sum(axis=2)
-        self._bitrows = rows
-        return rows
+        with self._lock:  # cells may be regrown by a concurrent ensure()
+            size = self.size
+            cached = self._bitrows
+            if cached is not None and cached.shape[0] == size:
+                return cached
+            bits = (self.cells[:size] >= 128).astype(np.int64)
+            weights = 1 << np.arange(self.cell_w - 1, -1, -1, dtype=np.int64)
+            rows = (bits * weights).sum(axis=2)
+            self._bitrows = rows
+            return rows
 
     @property
     def pixels(self) -> np.ndarray:

@@ -144,3 +144,17 @@ def test_direct_1bit_path_gives_the_same_png(dejavu, cell):
     assert [p.png for p in fast.pages] == [p.png for p in slow.pages]
     for p in slow.pages:
         np.testing.assert_array_equal(_decode(p.png), p.pixels)
+
+
+def test_concurrent_renders_match_sequential(dejavu):
+    """Threads sharing one atlas (kernels release the GIL) give the sequential bytes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [
+        f"thread {i}: " + "".join(chr(0x4E00 + 37 * i + k) for k in range(60)) for i in range(6)
+    ]
+    kw = {"font": dejavu, "cell": "9x18", "page": "300x90", "bits": 1}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        parallel = list(pool.map(lambda t: render_text(t, **kw), texts))
+    for text, res in zip(texts, parallel, strict=True):
+        assert [p.png for p in res.pages] == [p.png for p in render_text(text, **kw).pages]
