@@ -320,44 +320,23 @@ def collect_unclassified(cps, cls, out):
 
 @njit(**_JIT)
 def collect_unmapped(cps, cls, table, out):
-    """Write the distinct visible code points of ``cps`` with no atlas slot into ``out``.
+    """Write visible code points of ``cps`` that have no atlas slot yet into ``out``.
 
-    Marks them in ``table`` with -2 so each is listed once; returns how many.
+    Stops at ``out``'s capacity (returning capacity + 1); repeats are possible, so
+    the caller de-duplicates. Returns how many were written.
     """
     m = 0
+    cap = out.shape[0]
     for i in range(cps.shape[0]):
         cp = cps[i]
-        if table[cp] == -1:
+        if table[cp] < 0:
             k = cls[cp]
-            if k == C_NARROW or k == C_WIDE:  # noqa: SIM109 - plain compares stay cheap in numba
-                table[cp] = -2
-                if m < out.shape[0]:
-                    out[m] = cp
+            if k == C_NARROW or k == C_WIDE:  # noqa: SIM109
+                if m >= cap:
+                    return m + 1
+                out[m] = cp
                 m += 1
     return m
-
-
-@njit(**_JIT)
-def blit_page(grid, n_rows, table, cells, page):
-    """Copy the atlas cell of every grid code into ``page`` (no blending).
-
-    A ``WIDE_CONT`` code takes the slot after the previous cell's (the right half
-    of a wide glyph).
-    """
-    ch = cells.shape[1]
-    cw = cells.shape[2]
-    cols = grid.shape[1]
-    for r in range(n_rows):
-        prev = 0
-        y0 = r * ch
-        for c in range(cols):
-            code = grid[r, c]
-            slot = prev + 1 if code == WIDE_CONT else table[code]
-            prev = slot
-            x0 = c * cw
-            for y in range(ch):
-                for x in range(cw):
-                    page[y0 + y, x0 + x] = cells[slot, y, x]
 
 
 _PAPER64 = np.uint64(0xFFFFFFFFFFFFFFFF)

@@ -90,18 +90,17 @@ class Atlas:
 
     def prepare(self, cps: np.ndarray, cls: np.ndarray, extra: tuple[int, ...] = ()) -> None:
         """Make sure every visible code point of ``cps`` (and ``extra``) has a slot."""
-        out = np.empty(4096, dtype=np.uint32)
-        with self._lock:
-            table = self.table.copy()
-            m = K.collect_unmapped(cps, cls, table, out)
-            if m > out.shape[0]:
-                out = np.empty(m, dtype=np.uint32)
-                table = self.table.copy()
-                K.collect_unmapped(cps, cls, table, out)
-        todo = [int(c) for c in out[:m]]
-        todo += [c for c in extra if self.table[c] < 0]
+        todo = [c for c in extra if self.table[c] < 0]
         if todo:
             self.ensure(todo, [bool(cls[c] == K.C_WIDE) for c in todo])
+        out = np.empty(16384, dtype=np.uint32)
+        while True:
+            # one scan; text whose glyphs are all known costs exactly that
+            m = K.collect_unmapped(cps, cls, self.table, out)
+            if m == 0:
+                return
+            found = np.unique(out[: min(m, out.shape[0])]).tolist()
+            self.ensure(found, [bool(cls[c] == K.C_WIDE) for c in found])
 
     def words(self) -> np.ndarray:
         """The cells as (n, cell_h, ceil(cell_w / 8)) little-endian uint64 row words."""
