@@ -148,3 +148,13 @@ def test_end_to_end(benchmark, prepared, mixed_text):
         image_tokens=res.image_tokens,
         png_bytes=sum(len(p.png) for p in res.pages),
     )
+
+
+@pytest.mark.benchmark(group="end_to_end")
+@pytest.mark.parametrize("n_chars", [200, 2_000, 20_000])
+def test_small_render_latency(benchmark, mixed_text, n_chars):
+    """render_text on one tool-result-sized text: the per-call latency a harness pays."""
+    text = mixed_text[:n_chars]
+    warm(render_text, text)
+    res = benchmark.pedantic(lambda: render_text(text), rounds=50, warmup_rounds=2)
+    benchmark.extra_info.update(chars=n_chars, pages=len(res.pages), shape="regular")
