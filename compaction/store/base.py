@@ -281,6 +281,15 @@ class Store:
             raise NotFoundError(msg)
         return Conversation(*row)
 
+    def _lock(self, tx: Tx, conversation: str) -> None:
+        """Serialise writers on one conversation (PostgreSQL row lock; SQLite's write
+        transaction is already exclusive), so pointer moves never interleave with a commit."""
+        if self._backend.for_update:
+            tx.all(
+                "SELECT id FROM conversations WHERE id = ?" + self._backend.for_update,
+                (conversation,),
+            )
+
     def resolve(self, prefix: str) -> str:
         """The conversation id that is ``prefix`` or starts with it (for humans typing ids)."""
         with self._backend.read() as tx:
@@ -500,6 +509,7 @@ class Store:
         listed by :meth:`branches` (SPEC §6.4).
         """
         with self._backend.write() as tx:
+            self._lock(tx, conversation)
             self._conversation(tx, conversation)
             if message_id is not None:
                 target = self._message_in(tx, conversation, message_id)
@@ -593,6 +603,7 @@ class Store:
             raise InputError(msg)
         now = time.time()
         with self._backend.write() as tx:
+            self._lock(tx, conversation)
             conv = self._conversation(tx, conversation)
             target = conv.tip_id if message_id is UNSET else message_id
             if target is not None:
@@ -636,6 +647,7 @@ class Store:
             raise InputError(msg)
         now = time.time()
         with self._backend.write() as tx:
+            self._lock(tx, conversation)
             conv = self._conversation(tx, conversation)
             row = tx.one(
                 "SELECT message_id, dropped_by FROM checkpoints "
@@ -726,6 +738,7 @@ class Store:
         now = time.time()
         events: list[CheckpointDropped] = []
         with self._backend.write() as tx:
+            self._lock(tx, conversation)
             conv = self._conversation(tx, conversation)
             for r in replaced:
                 self._message_in(tx, conversation, r)
