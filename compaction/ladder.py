@@ -144,10 +144,19 @@ def _counters(
     def count(h: History) -> int:
         return estimate_history_tokens(h, profile=profile, counter=counter)
 
+    memo: dict[int, tuple[Message, int]] = {}
+
     def count_message(m: Message) -> int:
-        return estimate_message_tokens(
+        # messages are immutable and several rungs price the same ones: remember by identity
+        # (the message is kept in the memo so its id cannot be reused while it lives)
+        hit = memo.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        n = estimate_message_tokens(
             m, images_sent=True, tool_results_by_bytes=False, profile=profile, counter=counter
         )
+        memo[id(m)] = (m, n)
+        return n
 
     return count, count_message
 
@@ -258,12 +267,13 @@ def _run(
     format: str = "auto",
     options: Mapping[str, Any] | None = None,
     parsed: tuple[History, Callable[[History], Any]] | None = None,
+    estimate: int | None = None,
 ) -> CompactionResult:
     h, restore = parsed if parsed is not None else coerce(history, format=format)
     prof = _get_profile(profile)
     count, count_message = _counters(prof, counter)
     pinned = _resolve_pins(h, pins)
-    before = count(h)
+    before = count(h) if estimate is None else estimate
     ledger: list[LedgerEntry] = []
     events: list[Any] = list(extra_events)
     pages: tuple[Any, ...] = ()
@@ -293,7 +303,9 @@ def _run(
             if len(outcome.history.messages) != len(cur.messages):
                 aligned = False
             cur = outcome.history
-            tokens = count(cur)
+            entry = outcome.entry
+            # every rung's entry carries the estimate of its output; no need to recount
+            tokens = entry.tokens_after if entry is not None else count(cur)
             if outcome.pages:
                 pages = outcome.pages
     if dry_run:
@@ -447,6 +459,7 @@ def recover(
         format=format,
         options={"reactive": True},
         parsed=(h, restore),
+        estimate=estimate,
     )
 
 

@@ -17,8 +17,10 @@ never made from pages.
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import dataclasses
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -107,8 +109,9 @@ def serialise(
             continue
         if kind in ("snapshot_ack", "bridge"):
             continue
-        role = m.role
-        tb.begin(i, role)
+        # an Anthropic user message that only answers tool calls reads as tool output
+        only_results = bool(m.blocks) and all(isinstance(b, ToolResult) for b in m.blocks)
+        tb.begin(i, "tool" if only_results else m.role)
         for b in m.blocks:
             if isinstance(b, Text):
                 tb.text(b.text)
@@ -301,6 +304,10 @@ class Snapshot:
         cap = max(1, cap)  # best effort: one page even over budget; the trim rung follows
 
         rendered = [self._serialise_segment(p, names) for p in segments]
+        # the factsheet is pure Python and the render kernels release the GIL: extract
+        # the facts on a worker thread while the pages are drawn (same result either way)
+        pool = _facts_pool()
+        fact_jobs = [pool.submit(extract_facts, src, config=cfg.factsheet) for src, _ in rendered]
         results = [self._render(src, profile) for src, _ in rendered]
         # newest segments first: recent context is worth more than old
         alloc = [0] * len(segments)
@@ -322,14 +329,21 @@ class Snapshot:
                 continue
             source, seg_spans = rendered[s_i]
             text, pages, dropped = self._fit(source, results[s_i], alloc[s_i], profile)
+            job = fact_jobs[s_i]
             s_i += 1
-            facts = extract_facts(text, config=cfg.factsheet)
+            if text == source:
+                facts = job.result()
+            else:  # the oldest part was dropped: facts of what is actually on the pages
+                job.cancel()
+                facts = extract_facts(text, config=cfg.factsheet)
             facts_n += len(facts)
             dropped_total += dropped
             src_chars += len(text)
             if new_msgs and new_msgs[-1].role == "user":  # keep user/assistant alternation
                 new_msgs.append(_new_message("assistant", [Text(BRIDGE_TEXT)], {"kind": "bridge"}))
-            new_msgs.extend(self._snapshot_pair(text, pages, facts, len(block), profile))
+            new_msgs.extend(
+                self._snapshot_pair(text, pages, facts, len(block), profile, history.format)
+            )
             all_pages.extend(pages)
             removed.extend(self._ledger_rows(block, seg_spans, dropped, ctx))
         if new_msgs and tail_msgs and new_msgs[-1].role == tail_msgs[0].role == "user":
@@ -435,7 +449,7 @@ class Snapshot:
         return text, pages, orig_start
 
     def _snapshot_pair(
-        self, text: str, pages: tuple, facts: list, n_msgs: int, profile: Any
+        self, text: str, pages: tuple, facts: list, n_msgs: int, profile: Any, fmt: str
     ) -> list[Message]:
         factsheet = format_factsheet(facts)
         guide = (
@@ -449,6 +463,7 @@ class Snapshot:
         if not pages:
             guide += " " + text
         blocks: list[Any] = [Text(guide)]
+        raw = _image_raw(profile, fmt)
         for p in pages:
             blocks.append(
                 Image(
@@ -456,6 +471,7 @@ class Snapshot:
                     data=base64.b64encode(p.png).decode("ascii"),
                     width=p.width,
                     height=p.height,
+                    raw=raw,
                 )
             )
         if factsheet:
@@ -491,7 +507,7 @@ class Snapshot:
                 Removed(
                     i,
                     dest,
-                    _msg_chars(m),
+                    e - s if e else _msg_chars(m),
                     ctx.count_message(m),
                     id=_msg_id(m),
                     role=m.role,
@@ -499,6 +515,33 @@ class Snapshot:
                 )
             )
         return rows
+
+
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _facts_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """One shared worker thread for factsheet extraction (created on first use)."""
+    global _POOL  # a lazily created process-wide executor
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="glyphfold-facts"
+            )
+        return _POOL
+
+
+def _image_raw(profile: Any, fmt: str) -> Any:
+    """OpenAI image parts name the detail level the profile's pricing assumes.
+
+    Without it the API picks ``auto``, which may downscale a dense page until
+    nothing can read it.
+    """
+    if fmt != "openai" or getattr(profile, "provider", None) != "openai":
+        return None
+    detail = "original" if getattr(profile, "name", "").endswith("original") else "high"
+    return MappingProxyType({"type": "image_url", "image_url": {"detail": detail}})
 
 
 def _new_message(role: str, blocks: list[Any], info: dict[str, Any]) -> Message:

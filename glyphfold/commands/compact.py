@@ -17,6 +17,11 @@ HELP = "compact a chat history under a token budget (elide, strip, snapshot, sum
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from glyphfold.commands._history_io import add_input
 
+    parser.epilog = (
+        "exit codes: 0 the history fits the budget (or, with --dry-run, would fit); "
+        "1 it cannot be brought under the budget (the newest turn or pinned messages are "
+        "too big; nothing is written); 2 bad usage or bad input"
+    )
     add_input(parser)
     parser.add_argument(
         "-o", "--output", metavar="OUT.json", help="compacted history (default: stdout)"

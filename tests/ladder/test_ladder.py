@@ -445,3 +445,12 @@ def test_pinned_turn_splits_the_snapshot(session):
     assert kinds.index("snapshot") < i < len(kinds) - 1 - kinds[::-1].index("snapshot")
     assert find_violations(result.messages) == []
     assert result.fits
+
+
+def test_openai_pages_ask_for_the_priced_detail(_sessions):
+    """OpenAI image parts carry detail=high so the API does not downscale the pages."""
+    result = compact(copy.deepcopy(_sessions["openai"]), budget=30_000, profile="openai")
+    snap = next(m for m in result.messages if m.get("x_glyphfold", {}).get("kind") == "snapshot")
+    details = {p["image_url"].get("detail") for p in snap["content"] if p["type"] == "image_url"}
+    assert details == {"high"}
+    assert find_violations(result.messages) == []
