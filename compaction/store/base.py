@@ -21,6 +21,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from glyphfold.compaction.events import EventBus, default_bus, publish
+from glyphfold.compaction.messages import History, to_wire
 from glyphfold.compaction.store import _canon, schema
 from glyphfold.compaction.store.records import (
     Branch,
@@ -326,13 +327,16 @@ class Store:
     ) -> list[int]:
         """Append one whole turn after the tip in one transaction; return the new ids.
 
-        ``messages`` is a list of wire messages (OpenAI or Anthropic), or an
-        Anthropic ``{"system": ..., "messages": [...]}`` dict. The tip moves
+        ``messages`` is a list of wire messages (OpenAI or Anthropic), an
+        Anthropic ``{"system": ..., "messages": [...]}`` dict, or a canonical
+        ``History`` (stored as its wire form). The tip moves
         only if it still is ``expected_tip`` (default: the tip this handle last
         saw, or the current tip if it never looked): otherwise
         ``ConflictError`` and nothing is written (SPEC §6.1).
         """
         system: Any = UNSET
+        if isinstance(messages, History):
+            messages = to_wire(messages)  # the store keeps wire payloads
         if isinstance(messages, dict):
             if set(messages) - {"system", "messages"} or "messages" not in messages:
                 msg = (

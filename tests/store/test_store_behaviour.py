@@ -11,6 +11,7 @@ import threading
 import psycopg
 import pytest
 from glyphfold.compaction.events import EventBus
+from glyphfold.compaction.messages import to_canonical
 from glyphfold.compaction.store import CheckpointDropped, open_store
 from glyphfold.compaction.tokens import estimate_history_tokens
 from glyphfold.compaction.validate import validate_history
@@ -437,3 +438,10 @@ def test_pointer_moves_wait_for_a_writer_holding_the_conversation(store, store_u
     assert not isinstance(result, Exception), result
     # it read the tip after the other writer committed, not a stale one
     assert result.from_tip == t0[-1] and result.abandoned_ids == ()
+
+
+def test_commit_turn_accepts_the_canonical_model(store):
+    """A core History commits as its wire form (same payloads as the wire input)."""
+    conv = store.create_conversation()
+    store.commit_turn(conv, to_canonical({"system": "Be brief.", "messages": anthropic_turn(0)}))
+    assert store.export(conv) == {"system": "Be brief.", "messages": anthropic_turn(0)}
