@@ -42,6 +42,8 @@ from glyphfold.compaction.rungs.strip_images import describe_image
 from glyphfold.compaction.transcript import TranscriptBuilder, TranscriptConfig
 from glyphfold.compaction.turns import segment_turns
 
+from glyphfold.errors import EncodeError
+
 SNAPSHOT_VERSION = 1
 ACK_TEXT = "Understood: the earlier part of our conversation is in the snapshot pages above."
 BRIDGE_TEXT = "(continuing)"
@@ -179,6 +181,16 @@ class Snapshot:
         )
 
     def apply(self, history: History, ctx: RungContext) -> RungOutcome:
+        try:
+            return self._apply(history, ctx)
+        except EncodeError as exc:
+            # a page over the provider's byte limit (never at the default 1-bit pages):
+            # documented fallback, the rung steps aside and the next one runs
+            before = ctx.tokens_of(history)
+            entry = LedgerEntry(self.name, before, before, note=f"skipped: {exc}")
+            return RungOutcome(history, entry)
+
+    def _apply(self, history: History, ctx: RungContext) -> RungOutcome:
         cfg = self.config
         profile = ctx.profile
         if not getattr(profile, "vision", False):

@@ -454,3 +454,17 @@ def test_openai_pages_ask_for_the_priced_detail(_sessions):
     details = {p["image_url"].get("detail") for p in snap["content"] if p["type"] == "image_url"}
     assert details == {"high"}
     assert find_violations(result.messages) == []
+
+
+def test_snapshot_steps_aside_when_a_page_cannot_be_encoded(session):
+    """A renderer that cannot meet the byte limit: the rung is skipped, trim still fits."""
+    from glyphfold.errors import EncodeError
+
+    def failing_renderer(text, **kw):
+        raise EncodeError("page is 9,000,000 bytes, over the 3,932,160-byte limit")
+
+    result = compact(session, budget=BUDGET, renderer=failing_renderer)
+    snap = snapshot_entry(result)
+    assert snap.note.startswith("skipped:") and snap.tokens_saved == 0
+    assert result.ledger[-1].rung == "trim" and result.fits
+    assert find_violations(result.messages) == []
