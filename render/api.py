@@ -151,6 +151,16 @@ def resolve_setup(
             f"it needs at least {MIN_COLS} columns and 1 row"
         )
         raise LayoutError(msg)
+    img_w, img_h = cols * cell_w, rows * cell_h
+    if not prof.fits(img_w, img_h):
+        # a downscaled glyph page is unreadable whatever the font: refuse up front
+        rw, rh = prof.resized(img_w, img_h)
+        msg = (
+            f"a {img_w}x{img_h} page would be downscaled to {rw}x{rh} by {prof.name!r}; "
+            f"use a page inside its no-downscale box (default {prof.default_page[0]}x"
+            f"{prof.default_page[1]})"
+        )
+        raise LayoutError(msg)
     config = LayoutConfig(
         cols=cols, rows=rows, tab_size=tab_size, reflow=reflow, continuation=cont, newline=nl
     )
@@ -240,12 +250,17 @@ def render_text(
     extra = (setup.config.continuation, setup.config.newline, *set(FOLD_CHARS.tolist()))
     atlas.prepare(cps, lay.cls, extra)
     cfg = setup.config
-    buf = np.empty((cfg.rows * setup.cell_h, cfg.cols * setup.cell_w), dtype=np.uint8)
+    page_w = cfg.cols * setup.cell_w
+    # padded to whole 64-bit words so low-bit packing works 8 pixels at a time; the
+    # padding stays paper (deterministic bytes, ignored by PNG decoders)
+    buf = np.full((cfg.rows * setup.cell_h, -(-page_w // 8) * 8), 255, dtype=np.uint8)
     pages: list[Page] = []
     for pl in lay.pages(reuse=not keep_pixels):
-        pixels = blit(pl, atlas, None if keep_pixels else buf)
+        pixels = blit(pl, atlas, buf)
         h, w = pixels.shape
-        png = encode_png(pixels, bits=setup.bits, level=level, max_bytes=limit)
+        png = encode_png(buf, bits=setup.bits, level=level, max_bytes=limit, height=h, width=w)
+        if keep_pixels:
+            pixels = pixels.copy()
         pages.append(
             Page(
                 png=png,

@@ -55,6 +55,7 @@ class Atlas:
         self.size = 0
         self.missing: set[int] = set()
         self._lock = threading.Lock()
+        self._words: np.ndarray | None = None
         self._box = self._add(quantize(replacement_box(cell_w, cell_h), bits))
         wide_box = replacement_box(2 * cell_w, cell_h)
         self._wide_box = self._add(quantize(wide_box, bits))
@@ -100,6 +101,19 @@ class Atlas:
         todo += [c for c in extra if self.table[c] < 0]
         if todo:
             self.ensure(todo, [bool(cls[c] == K.C_WIDE) for c in todo])
+
+    def words(self) -> np.ndarray:
+        """The cells as (n, cell_h, ceil(cell_w / 8)) little-endian uint64 row words."""
+        size = self.size
+        cached = self._words
+        if cached is not None and cached.shape[0] == size:
+            return cached
+        nw = -(-self.cell_w // 8)
+        padded = np.zeros((size, self.cell_h, nw * 8), dtype=np.uint8)
+        padded[:, :, : self.cell_w] = self.cells[:size]
+        words = padded.view("<u8")
+        self._words = words
+        return words
 
     @property
     def pixels(self) -> np.ndarray:

@@ -414,8 +414,9 @@ class Store:
         """Rows of ``columns`` for the messages root -> ``start``.
 
         One indexed scan of the conversation, then a walk up the parent
-        pointers in Python: measured 5x faster than a recursive CTE on both
-        backends at 10k messages (one round trip, no per-row join).
+        pointers in Python: one round trip and no per-row join (on SQLite at
+        10k messages the recursive CTE took 34 ms, this scan 12 ms). Abandoned
+        branches are read too; conversations are linear in practice.
         """
         if start is None:
             return []
@@ -931,9 +932,12 @@ class Store:
         wire = _wire(conv.format, system, payloads)
         if format is None or format == conv.format or conv.format is None:
             return wire
+        # core's model reads and writes both formats but has no cross-format
+        # converter (system prompt placement, tool-result grouping); refuse
+        # rather than emit a history a provider would reject
         msg = (
-            f"conversation {conversation} is stored as {conv.format}; converting it to {format} "
-            "needs glyphfold.compaction.messages, which this build does not have yet"
+            f"conversation {conversation} is stored as {conv.format}; glyphfold does not "
+            f"convert between wire formats, export it with --format {conv.format} (or none)"
         )
         raise InputError(msg)
 
@@ -1240,6 +1244,10 @@ def _validate_dump(data: Any) -> tuple[list[dict[str, Any]], Any, list[dict[str,
     tip = conv.get("tip")
     if tip is not None and tip not in seen:
         msg = f"dump tip {tip!r} is not one of its messages"
+        raise InputError(msg)
+    mid_turn = {m["id"] for m in messages if not m.get("ends_turn", True)}
+    if tip in mid_turn:
+        msg = f"dump tip {tip!r} is inside a turn (ends_turn false); a tip is a turn boundary"
         raise InputError(msg)
     checkpoints = data.get("checkpoints") or []
     for cp in checkpoints:

@@ -118,6 +118,8 @@ def test_errors_are_typed(dejavu):
         render_text("x", profile="text-only")
     with pytest.raises(LayoutError, match="at least 12 columns"):
         render_text("x", font=dejavu, cell="8x16", page="80x64")
+    with pytest.raises(LayoutError, match="downscaled"):
+        render_text("x", font=dejavu, cell="8x16", page="3000x3000")
     with pytest.raises(LayoutError, match="WxH"):
         render_text("x", font=dejavu, cell="eight")
     with pytest.raises(InputError, match="must be str"):

@@ -343,6 +343,10 @@ def test_dump_load_round_trip_and_orphan_parent_rejected(store):
     broken["messages"][3]["parent"] = 999_999
     with pytest.raises(InputError, match="parent 999999"):
         store.load(broken)
+    mid = copy.deepcopy(dump)
+    mid["conversation"]["tip"] = mid["messages"][1]["id"]
+    with pytest.raises(InputError, match="inside a turn"):
+        store.load(mid)
     with pytest.raises(InputError, match="not a glyphfold transcript"):
         store.load({"messages": []})
     assert len(store.conversations()) == before

@@ -86,6 +86,11 @@ def test_cli_errors_are_one_line_and_create_nothing(tmp_path, capsys, store_url)
     assert cli.main(["export", "--db", store_url, "no-such-conversation"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no conversation 'no-such-conversation'" in err
+    with open_store(store_url) as store:
+        conv = store.conversations()[0].id
+        store.commit_turn(conv, openai_turn(0))
+    assert cli.main(["export", "--db", store_url, conv, "--format", "anthropic"]) == 2
+    assert "does not convert between wire formats" in capsys.readouterr().err
     assert cli.main(["tree", "--db", "mysql://x@y/z"]) == 2
     assert "unknown store URL scheme" in capsys.readouterr().err
 
