@@ -356,8 +356,12 @@ class Snapshot:
             new_msgs.extend(
                 self._snapshot_pair(text, pages, facts, len(block), profile, history.format)
             )
+            shift = len(text) - len(source)  # source offset -> offset in the rendered text
+            on_pages = [(p.source_span[0] - shift, p.source_span[1] - shift) for p in pages]
+            removed.extend(
+                self._ledger_rows(block, seg_spans, dropped, ctx, on_pages, len(all_pages))
+            )
             all_pages.extend(pages)
-            removed.extend(self._ledger_rows(block, seg_spans, dropped, ctx))
         if new_msgs and tail_msgs and new_msgs[-1].role == tail_msgs[0].role == "user":
             new_msgs.append(_new_message("assistant", [Text(BRIDGE_TEXT)], {"kind": "bridge"}))
         new_msgs.extend(tail_msgs)
@@ -506,13 +510,23 @@ class Snapshot:
         spans: list[tuple[int, int, int]],
         dropped_chars: int,
         ctx: RungContext,
+        page_spans: list[tuple[int, int]],
+        first_page: int,
     ) -> list[Removed]:
+        """One row per imaged message: the pages its transcript text went to."""
         by_key = {k: (s, e) for k, s, e in spans}
         rows = []
         for i, m in middle:
             s, e = by_key.get(i, (0, 0))
             dest = "dropped" if e and e <= dropped_chars else "snapshot"
-            detail = f"transcript chars {s}-{e}"
+            on = [first_page + k + 1 for k, (ps, pe) in enumerate(page_spans) if ps < e and s < pe]
+            if dest == "dropped":
+                where = "dropped to fit the page budget"
+            elif not on:
+                where = "no page"
+            else:
+                where = f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}-{on[-1]}"
+            detail = f"{where}; transcript chars {s}-{e}"
             if is_snapshot(m):
                 detail += "; earlier snapshot re-rendered from its source"
             rows.append(

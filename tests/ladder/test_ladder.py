@@ -85,6 +85,10 @@ def test_compact_end_to_end(session):
     ledgered = {r.index for e in result.ledger for r in e.removed}
     assert missing <= ledgered
     assert {r.index for r in snap.removed} == set(range(n_head, len(msgs_in) - n_tail))
+    # each imaged message names the page(s) its text went to
+    assert all(r.detail.startswith("page") for r in snap.removed)
+    last_page = max(int(r.detail.split(";")[0].split()[-1].split("-")[-1]) for r in snap.removed)
+    assert last_page == len(result.pages)
 
 
 def test_deterministic_byte_identical(session):
