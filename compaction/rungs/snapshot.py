@@ -20,6 +20,7 @@ import base64
 import concurrent.futures
 import dataclasses
 import json
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -545,6 +546,18 @@ class Snapshot:
 
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
+
+
+def _forget_pool_after_fork() -> None:
+    # a forked child inherits the executor object but not its thread: a job submitted
+    # there would never run, so the child starts with a fresh pool
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 def _facts_pool() -> concurrent.futures.ThreadPoolExecutor:

@@ -472,3 +472,22 @@ def test_snapshot_steps_aside_when_a_page_cannot_be_encoded(session):
     assert snap.note.startswith("skipped:") and snap.tokens_saved == 0
     assert result.ledger[-1].rung == "trim" and result.fits
     assert find_violations(result.messages) == []
+
+
+def test_snapshot_works_in_a_forked_child(_sessions):
+    """The factsheet worker thread does not survive fork(); a child gets a fresh one."""
+    import multiprocessing as mp
+    import sys
+
+    if sys.platform != "linux":
+        pytest.skip("fork start method is Linux-only here")
+    session = copy.deepcopy(_sessions["anthropic"])
+    compact(copy.deepcopy(session), budget=BUDGET)  # the parent's pool now exists
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        pages = pool.apply_async(_pages_in_child, (session,)).get(timeout=120)
+    assert pages >= 1
+
+
+def _pages_in_child(session) -> int:
+    return len(compact(session, budget=BUDGET).pages)
