@@ -372,10 +372,14 @@ class Snapshot:
             tail_start + j for j, m in enumerate(tail_msgs) if m is not msgs[tail_start + j]
         ]
         n_src = sum(len(p) for p in segments)
+        before, after = ctx.tokens_of(history), ctx.count(out)
+        if after >= before:  # pages of a short middle can cost more than its text
+            note = f"skipped: the pages would cost {after - before:,} tokens more than the text"
+            return RungOutcome(history, LedgerEntry(self.name, before, before, note=note))
         entry = LedgerEntry(
             self.name,
-            ctx.tokens_of(history),
-            ctx.count(out),
+            before,
+            after,
             tuple(removed),
             tuple(
                 PageRecord(p.width, p.height, p.image_tokens, len(p.png), tuple(p.source_span))

@@ -491,3 +491,18 @@ def test_snapshot_works_in_a_forked_child(_sessions):
 
 def _pages_in_child(session) -> int:
     return len(compact(session, budget=BUDGET).pages)
+
+
+def test_snapshot_never_makes_the_history_bigger():
+    """A middle of a few short messages costs less as text than as a page: rung skipped."""
+    history = [{"role": "system", "content": "be brief"}]
+    for i in range(6):
+        history += [
+            {"role": "user", "content": f"question {i}"},
+            {"role": "assistant", "content": f"answer {i}"},
+        ]
+    history += [{"role": "user", "content": "last " + "word " * 100}]
+    result = compact(history, budget=200, rungs="snapshot,trim")
+    snap = snapshot_entry(result)
+    assert snap.note.startswith("skipped") and snap.tokens_saved == 0
+    assert result.ledger[-1].rung == "trim"
