@@ -95,6 +95,9 @@ def test_context_breakdown(history_file, capsys):
     """context: tokens by role, by kind, the largest messages, per-rung savings."""
     assert main(["context", str(history_file), "--budget", "20000", "--top", "3"]) == 0
     out = capsys.readouterr().out
+    total = int(out.split(" tokens (estimate")[0].rsplit(" ", 1)[1].replace(",", ""))
+    table = out.split("by content kind")[1].split("\n\n")[0].splitlines()[3:]
+    assert sum(int(row.split()[-2].replace(",", "")) for row in table) == total
     for needle in (
         "by role",
         "by content kind",
