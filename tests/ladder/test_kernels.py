@@ -224,3 +224,13 @@ def test_error_signals_are_read_where_tools_print_verdicts():
     assert reason(mid, config=wide) == "error_text"
     with pytest.raises(ValueError, match="scan_head_chars"):
         ElideConfig(scan_tail_chars=-1)
+
+
+def test_transcript_shows_an_elided_result_as_its_stub():
+    """An already-elided result is one line: the stub, not a misleading size."""
+    tb = TranscriptBuilder()
+    tb.begin(0, "tool")
+    tb.result("[elided: read_file, 48,213 chars, sha1 3f2a9c]", name="read_file", call_id="c1")
+    assert tb.getvalue() == (
+        "[tool]\n<- result read_file #c1 [elided: read_file, 48,213 chars, sha1 3f2a9c]\n"
+    )
