@@ -506,3 +506,38 @@ def test_snapshot_never_makes_the_history_bigger():
     snap = snapshot_entry(result)
     assert snap.note.startswith("skipped") and snap.tokens_saved == 0
     assert result.ledger[-1].rung == "trim"
+
+
+def _anthropic_turn(n: int, *, answered: bool = True, size: int = 6000) -> list[dict]:
+    call = f"toolu_{n:04d}"
+    turn = [
+        {"role": "user", "content": f"step {n}: read the file"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": f"f{n}.py"}}
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": call, "content": f"line {n}\n" * (size // 8)}
+            ],
+        },
+    ]
+    if answered:
+        turn.append({"role": "assistant", "content": f"done with step {n}"})
+    return turn
+
+
+def test_alternation_kept_when_the_head_ends_on_a_tool_result():
+    """A head turn that ends with tool results (no reply) gets a bridge before the snapshot."""
+    history = {"system": "sys", "messages": _anthropic_turn(0, answered=False)}
+    for n in range(1, 9):
+        history["messages"] += _anthropic_turn(n)
+    before = dump(history)
+    result = compact(history, budget=4_000, rungs="snapshot")
+    assert dump(history) == before
+    assert find_violations(result.messages) == []
+    kinds = [m.get("x_glyphfold", {}).get("kind") for m in result.messages["messages"]]
+    assert kinds[3:6] == ["bridge", "snapshot", "snapshot_ack"]
