@@ -98,6 +98,14 @@ class CompactionResult:
     def fits(self) -> bool:
         return self.tokens_after <= self.target
 
+    def for_provider(self) -> Any:
+        """``messages`` as a provider accepts them (``x_glyphfold`` keys stripped).
+
+        Keep ``messages`` as the conversation's stored history (the snapshot source
+        in it lets the next pass re-render from text, SPEC §5.3); send this.
+        """
+        return provider_messages(self.messages)
+
     @property
     def plan(self) -> tuple[LedgerEntry, ...]:
         """For a dry run: per rung, what it would remove and the tokens it would save."""

@@ -186,6 +186,7 @@ def test_provider_messages_strips_private_keys(session):
     assert "x_glyphfold" in json.dumps(result.messages)
     clean = provider_messages(result.messages)
     assert "x_glyphfold" not in json.dumps(clean)
+    assert result.for_provider() == clean
     assert find_violations(clean) == []
     assert len(wire_messages(clean)) == len(wire_messages(result.messages))
 
