@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from glyphfold.compaction.convert import convert_history
 from glyphfold.compaction.events import EventBus, default_bus, publish
 from glyphfold.compaction.messages import History, to_wire
 from glyphfold.compaction.store import _canon, schema
@@ -949,14 +950,9 @@ class Store:
         wire = _wire(conv.format, system, payloads)
         if format is None or format == conv.format or conv.format is None:
             return wire
-        # core's model reads and writes both formats but has no cross-format
-        # converter (system prompt placement, tool-result grouping); refuse
-        # rather than emit a history a provider would reject
-        msg = (
-            f"conversation {conversation} is stored as {conv.format}; glyphfold does not "
-            f"convert between wire formats, export it with --format {conv.format} (or none)"
-        )
-        raise InputError(msg)
+        # core's converter moves the system prompt and regroups tool results;
+        # its output passes the target provider's rules (tested)
+        return convert_history(wire, to=format)
 
     # -- dump / load (import) ----------------------------------------------
 
