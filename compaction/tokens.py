@@ -23,9 +23,14 @@ plain text (what a chat message's text costs) and add no per-message framing.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.machinery
+import importlib.util
 import json
 import os
+import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -161,6 +166,56 @@ class TiktokenCounter:
 BPE_ENCODINGS = ("o200k_base", "cl100k_base")
 
 
+_BINDINGS = "bpe_openai._bindings"
+_bindings_lock = threading.Lock()
+
+
+def _bpe_bindings() -> Any:
+    """bpe-openai's compiled tokenizer module, loaded without running bpe_openai/__init__.
+
+    That __init__ eagerly parses all three of the package's BPE tables into Python
+    dicts for its tiktoken-style wrapper (~1.4 s, ~60 MB); counting needs only the
+    Rust extension (~0.1 s). The module is registered under its own name, so a later
+    ``import bpe_openai`` shares it. Unusual layouts fall back to a plain import.
+    """
+    with _bindings_lock:
+        module = sys.modules.get(_BINDINGS)
+        if module is not None:
+            return module
+        try:
+            spec = importlib.util.find_spec("bpe_openai")
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
+            msg = "BpeCounter needs bpe-openai: pip install 'glyphfold[tokenizer]'"
+            raise TokenizerUnavailableError(msg)
+        for folder in spec.submodule_search_locations or ():
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = os.path.join(folder, "_bindings" + suffix)
+                if not os.path.isfile(path):
+                    continue
+                loader = importlib.machinery.ExtensionFileLoader(_BINDINGS, path)
+                ext_spec = importlib.util.spec_from_file_location(_BINDINGS, path, loader=loader)
+                if ext_spec is None:
+                    continue
+                try:
+                    module = importlib.util.module_from_spec(ext_spec)
+                    loader.exec_module(module)
+                except ImportError as exc:
+                    msg = f"BpeCounter could not load {path} ({exc}): reinstall bpe-openai"
+                    raise TokenizerUnavailableError(msg) from exc
+                sys.modules[_BINDINGS] = module
+                parent = sys.modules.get("bpe_openai")
+                if parent is not None:
+                    parent._bindings = module  # type: ignore[attr-defined]
+                return module
+    try:
+        return importlib.import_module(_BINDINGS)
+    except ImportError as exc:
+        msg = f"BpeCounter could not load bpe-openai's tokenizer ({exc}): reinstall it"
+        raise TokenizerUnavailableError(msg) from exc
+
+
 def _utf8_safe(text: str) -> str:
     """Lone surrogates become U+FFFD, as tiktoken does before it encodes."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -180,15 +235,10 @@ class BpeCounter:
         if encoding not in BPE_ENCODINGS:
             msg = f"unknown bpe-openai encoding {encoding!r}; valid: {list(BPE_ENCODINGS)}"
             raise InputError(msg)
-        try:
-            # The compiled tokenizer, not bpe_openai.get_encoding(): that wrapper builds
-            # a 200k-entry decode table per call (~0.2 s) and refuses texts of 1M chars
-            # or 200k tokens, which a long tool result can exceed; count() has no limit.
-            from bpe_openai import _bindings
-        except ImportError as exc:
-            msg = "BpeCounter needs bpe-openai: pip install 'glyphfold[tokenizer]'"
-            raise TokenizerUnavailableError(msg) from exc
-        make = getattr(_bindings, "tokenizer_for_encoding", None)
+        # The compiled tokenizer, not bpe_openai.get_encoding(): that wrapper builds
+        # a 200k-entry decode table per call (~0.2 s) and refuses texts of 1M chars
+        # or 200k tokens, which a long tool result can exceed; count() has no limit.
+        make = getattr(_bpe_bindings(), "tokenizer_for_encoding", None)
         if make is None:
             msg = (
                 "this bpe-openai has no bpe_openai._bindings.tokenizer_for_encoding; "

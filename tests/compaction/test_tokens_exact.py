@@ -12,7 +12,9 @@ import base64
 import copy
 import hashlib
 import json
+import subprocess
 import sys
+import textwrap
 from functools import cache
 
 import bpe_openai
@@ -319,3 +321,35 @@ def test_exact_counter_prices_anthropic_system_and_blocks():
         4 + counter.count("a.txt\nb.log\n"),
     )
     assert estimate_history_tokens(history, counter=counter) == costs.total
+
+
+def test_bpe_counter_loads_only_the_compiled_tokenizer():
+    """BpeCounter skips bpe_openai/__init__ (it parses three BPE tables); the package works after.
+
+    In a fresh interpreter, since this module has imported bpe_openai already.
+    """
+    code = textwrap.dedent(
+        """
+        import sys
+        from glyphfold.compaction.tokens import BpeCounter
+
+        counter = BpeCounter("cl100k_base")
+        assert "bpe_openai" not in sys.modules, sorted(m for m in sys.modules if "bpe" in m)
+        import bpe_openai
+
+        enc = bpe_openai.get_encoding("cl100k_base")
+        # one extension module, shared: the package did not load a second copy
+        assert type(enc._backend) is type(counter._tokenizer)
+        text = "Shared tokenizer, 12345 ✓"
+        assert counter.count(text) == len(enc.encode_ordinary(text)) > 0
+        print("ok")
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-W", "ignore::DeprecationWarning", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "ok"
