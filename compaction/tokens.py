@@ -100,17 +100,30 @@ class HeuristicCounter:
         return -(-len(text) // self.chars_per_token)
 
 
-def _tiktoken_cache_file(encoding: str) -> str | None:
-    """Where tiktoken would find ``encoding`` offline, or None if it would download it."""
+def _tiktoken_constants(encoding: str) -> tuple[str, ...]:
+    """The string constants of tiktoken's constructor for ``encoding`` (its URL, its sha256)."""
     import tiktoken_ext.openai_public as pub  # ships with tiktoken
 
-    # the constructor names its BPE file URL as a constant; read it without calling
+    # the constructor names its BPE file URL and hash as constants; read them without calling
     src = getattr(pub, "ENCODING_CONSTRUCTORS", {}).get(encoding)
-    url = None
-    if src is not None:
-        code = getattr(src, "__code__", None)
-        consts = code.co_consts if code is not None else ()
-        url = next((c for c in consts if isinstance(c, str) and c.startswith("http")), None)
+    code = getattr(src, "__code__", None)
+    consts = code.co_consts if code is not None else ()
+    return tuple(c for c in consts if isinstance(c, str))
+
+
+def _tiktoken_expected_sha256(encoding: str) -> str | None:
+    """The sha256 tiktoken checks the cached table of ``encoding`` against, if it names one."""
+    hexdigits = set("0123456789abcdef")
+    return next(
+        (c for c in _tiktoken_constants(encoding) if len(c) == 64 and set(c) <= hexdigits),
+        None,
+    )
+
+
+def _tiktoken_cache_file(encoding: str) -> str | None:
+    """Where tiktoken would find ``encoding`` offline, or None if it would download it."""
+    consts = _tiktoken_constants(encoding)
+    url = next((c for c in consts if c.startswith("http")), None)
     if url is None:
         return None
     if "TIKTOKEN_CACHE_DIR" in os.environ:
@@ -125,6 +138,22 @@ def _tiktoken_cache_file(encoding: str) -> str | None:
     return path if os.path.exists(path) else None
 
 
+def _check_tiktoken_cache(encoding: str, path: str) -> None:
+    """Refuse a cached table tiktoken would reject: it would delete it and download again."""
+    expected = _tiktoken_expected_sha256(encoding)
+    if expected is None:
+        return
+    with open(path, "rb") as f:
+        actual = hashlib.sha256(f.read()).hexdigest()
+    if actual != expected:
+        msg = (
+            f"tiktoken's cached table for {encoding!r} at {path} is corrupt (sha256 {actual}, "
+            f"expected {expected}); tiktoken would download it again and glyphfold never "
+            "downloads at run time: replace the file, or use BpeCounter"
+        )
+        raise TokenizerUnavailableError(msg)
+
+
 class TiktokenCounter:
     """Exact OpenAI token counts via tiktoken (optional extra ``glyphfold[tiktoken]``).
 
@@ -137,13 +166,15 @@ class TiktokenCounter:
     def __init__(self, encoding: str = "o200k_base") -> None:
         try:
             import tiktoken
+            import tiktoken.registry
         except ImportError as exc:
             msg = "TiktokenCounter needs tiktoken: pip install 'glyphfold[tiktoken]'"
             raise TokenizerUnavailableError(msg) from exc
         if encoding not in tiktoken.list_encoding_names():
             msg = f"unknown tiktoken encoding {encoding!r}; valid: {tiktoken.list_encoding_names()}"
             raise InputError(msg)
-        if _tiktoken_cache_file(encoding) is None:
+        path = _tiktoken_cache_file(encoding)
+        if path is None:
             msg = (
                 f"tiktoken encoding {encoding!r} is not available offline and glyphfold never "
                 "downloads at run time; load it once with network access "
@@ -153,6 +184,9 @@ class TiktokenCounter:
                 "pip install 'glyphfold[tokenizer]') or HeuristicCounter"
             )
             raise TokenizerUnavailableError(msg)
+        # once loaded in this process tiktoken does not read the file again
+        if encoding not in getattr(tiktoken.registry, "ENCODINGS", {}):
+            _check_tiktoken_cache(encoding, path)
         self._enc = tiktoken.get_encoding(encoding)
         self.encoding = encoding
 
