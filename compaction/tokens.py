@@ -270,7 +270,7 @@ class BpeCounter:
             msg = f"unknown bpe-openai encoding {encoding!r}; valid: {list(BPE_ENCODINGS)}"
             raise InputError(msg)
         # The compiled tokenizer, not bpe_openai.get_encoding(): that wrapper builds
-        # a 200k-entry decode table per call (~0.2 s) and refuses texts of 1M chars
+        # a 200k-entry decode table per call (~0.05 s) and refuses texts of 1M chars
         # or 200k tokens, which a long tool result can exceed; count() has no limit.
         make = getattr(_bpe_bindings(), "tokenizer_for_encoding", None)
         if make is None:
