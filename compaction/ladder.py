@@ -7,6 +7,20 @@ two thirds of the current estimate with model-free rungs only, SPEC §3.6 and
 ``{"system", "messages"}`` dict) or core's canonical ``History`` and return the
 same kind in ``CompactionResult.messages``. Nothing is mutated; the same input
 and options give byte-identical output, PNG pages included.
+
+Documented fallbacks (the input is never touched in any of them):
+
+- malformed history -> ``HistoryFormatError`` naming the message index;
+  unknown profile -> ``UnknownProfileError``; bad options -> ``InputError``;
+- a profile without vision (``text-only``) -> the snapshot rung steps aside and
+  every image is stripped; a page that cannot be encoded within the provider's
+  byte limit, or pages that would cost more than the text -> the snapshot rung
+  steps aside (ledger note);
+- a summarizer that raises, times out or returns no text -> the summary rung
+  steps aside (ledger note + ``SummaryFailed`` event) and trimming follows;
+- still over budget after every rung (the newest turn or pinned messages alone
+  are too big) -> ``ContextOverflowError`` with the estimate, the budget and the
+  overshoot; a dry run reports ``fits=False`` instead of raising.
 """
 
 from __future__ import annotations
@@ -83,6 +97,14 @@ class CompactionResult:
     @property
     def fits(self) -> bool:
         return self.tokens_after <= self.target
+
+    def for_provider(self) -> Any:
+        """``messages`` as a provider accepts them (``x_glyphfold`` keys stripped).
+
+        Keep ``messages`` as the conversation's stored history (the snapshot source
+        in it lets the next pass re-render from text, SPEC §5.3); send this.
+        """
+        return provider_messages(self.messages)
 
     @property
     def plan(self) -> tuple[LedgerEntry, ...]:

@@ -20,6 +20,7 @@ import base64
 import concurrent.futures
 import dataclasses
 import json
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ from glyphfold.compaction.rungs.elide import tool_names
 from glyphfold.compaction.rungs.strip_images import describe_image
 from glyphfold.compaction.transcript import TranscriptBuilder, TranscriptConfig
 from glyphfold.compaction.turns import segment_turns
+
+from glyphfold.errors import EncodeError
 
 SNAPSHOT_VERSION = 1
 ACK_TEXT = "Understood: the earlier part of our conversation is in the snapshot pages above."
@@ -179,6 +182,16 @@ class Snapshot:
         )
 
     def apply(self, history: History, ctx: RungContext) -> RungOutcome:
+        try:
+            return self._apply(history, ctx)
+        except EncodeError as exc:
+            # a page over the provider's byte limit (never at the default 1-bit pages):
+            # documented fallback, the rung steps aside and the next one runs
+            before = ctx.tokens_of(history)
+            entry = LedgerEntry(self.name, before, before, note=f"skipped: {exc}")
+            return RungOutcome(history, entry)
+
+    def _apply(self, history: History, ctx: RungContext) -> RungOutcome:
         cfg = self.config
         profile = ctx.profile
         if not getattr(profile, "vision", False):
@@ -344,8 +357,12 @@ class Snapshot:
             new_msgs.extend(
                 self._snapshot_pair(text, pages, facts, len(block), profile, history.format)
             )
+            shift = len(text) - len(source)  # source offset -> offset in the rendered text
+            on_pages = [(p.source_span[0] - shift, p.source_span[1] - shift) for p in pages]
+            removed.extend(
+                self._ledger_rows(block, seg_spans, dropped, ctx, on_pages, len(all_pages))
+            )
             all_pages.extend(pages)
-            removed.extend(self._ledger_rows(block, seg_spans, dropped, ctx))
         if new_msgs and tail_msgs and new_msgs[-1].role == tail_msgs[0].role == "user":
             new_msgs.append(_new_message("assistant", [Text(BRIDGE_TEXT)], {"kind": "bridge"}))
         new_msgs.extend(tail_msgs)
@@ -355,10 +372,14 @@ class Snapshot:
             tail_start + j for j, m in enumerate(tail_msgs) if m is not msgs[tail_start + j]
         ]
         n_src = sum(len(p) for p in segments)
+        before, after = ctx.tokens_of(history), ctx.count(out)
+        if after >= before:  # pages of a short middle can cost more than its text
+            note = f"skipped: the pages would cost {after - before:,} tokens more than the text"
+            return RungOutcome(history, LedgerEntry(self.name, before, before, note=note))
         entry = LedgerEntry(
             self.name,
-            ctx.tokens_of(history),
-            ctx.count(out),
+            before,
+            after,
             tuple(removed),
             tuple(
                 PageRecord(p.width, p.height, p.image_tokens, len(p.png), tuple(p.source_span))
@@ -494,13 +515,23 @@ class Snapshot:
         spans: list[tuple[int, int, int]],
         dropped_chars: int,
         ctx: RungContext,
+        page_spans: list[tuple[int, int]],
+        first_page: int,
     ) -> list[Removed]:
+        """One row per imaged message: the pages its transcript text went to."""
         by_key = {k: (s, e) for k, s, e in spans}
         rows = []
         for i, m in middle:
             s, e = by_key.get(i, (0, 0))
             dest = "dropped" if e and e <= dropped_chars else "snapshot"
-            detail = f"transcript chars {s}-{e}"
+            on = [first_page + k + 1 for k, (ps, pe) in enumerate(page_spans) if ps < e and s < pe]
+            if dest == "dropped":
+                where = "dropped to fit the page budget"
+            elif not on:
+                where = "no page"
+            else:
+                where = f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}-{on[-1]}"
+            detail = f"{where}; transcript chars {s}-{e}"
             if is_snapshot(m):
                 detail += "; earlier snapshot re-rendered from its source"
             rows.append(
@@ -519,6 +550,18 @@ class Snapshot:
 
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
+
+
+def _forget_pool_after_fork() -> None:
+    # a forked child inherits the executor object but not its thread: a job submitted
+    # there would never run, so the child starts with a fresh pool
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 def _facts_pool() -> concurrent.futures.ThreadPoolExecutor:
