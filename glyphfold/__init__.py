@@ -67,6 +67,7 @@ _LAZY: dict[str, str] = {
     "CompactionResult": "glyphfold.compaction.ladder",
     "LadderConfig": "glyphfold.compaction.ladder",
     "provider_messages": "glyphfold.compaction.ladder",
+    "warm_up": "glyphfold.render.warm",
 }
 
 __all__ = [

@@ -158,3 +158,16 @@ def test_concurrent_renders_match_sequential(dejavu):
         parallel = list(pool.map(lambda t: render_text(t, **kw), texts))
     for text, res in zip(texts, parallel, strict=True):
         assert [p.png for p in res.pages] == [p.png for p in render_text(text, **kw).pages]
+
+
+def test_warm_up_fills_the_atlas_and_can_run_in_background():
+    """warm_up renders once (inline or on a daemon thread) so later renders find glyphs ready."""
+    from glyphfold.render.api import atlas_for, resolve_setup
+
+    thread = glyphfold.warm_up(background=True)
+    assert thread is not None and thread.daemon
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    assert glyphfold.warm_up() is None
+    atlas = atlas_for(resolve_setup())
+    assert atlas.table[ord("é")] >= 0 and atlas.table[0x56FD] >= 0
