@@ -47,6 +47,7 @@ _LAZY: dict[str, str] = {
     "TokenCounter": "glyphfold.compaction.tokens",
     "HeuristicCounter": "glyphfold.compaction.tokens",
     "TiktokenCounter": "glyphfold.compaction.tokens",
+    "BpeCounter": "glyphfold.compaction.tokens",
     "effective_context_budget": "glyphfold.compaction.budget",
     "BudgetConfig": "glyphfold.compaction.budget",
     "check_fits": "glyphfold.compaction.budget",
@@ -60,6 +61,7 @@ _LAZY: dict[str, str] = {
     "LoopGuard": "glyphfold.compaction.loop",
     "bound_tool_result": "glyphfold.compaction.turns",
     "convert_history": "glyphfold.compaction.convert",
+    "prepare_request": "glyphfold.compaction.request",
     "open_store": "glyphfold.compaction.store",
     "compact": "glyphfold.compaction.ladder",
     "recover": "glyphfold.compaction.ladder",
@@ -67,6 +69,11 @@ _LAZY: dict[str, str] = {
     "CompactionResult": "glyphfold.compaction.ladder",
     "LadderConfig": "glyphfold.compaction.ladder",
     "provider_messages": "glyphfold.compaction.ladder",
+    # named glyph shapes and the bundled pixel fonts
+    "Shape": "glyphfold.render.shapes",
+    "get_shape": "glyphfold.render.shapes",
+    "shape_names": "glyphfold.render.shapes",
+    "bundled_fonts": "glyphfold.fonts.pixel",
     "warm_up": "glyphfold.render.warm",
 }
 

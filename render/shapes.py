@@ -125,16 +125,16 @@ SHAPES: dict[str, Shape] = {
         name="large",
         cell_w=11,
         cell_h=16,
-        glyph_w=7,
+        glyph_w=8,
         glyph_h=13,
         font="glyphfold-large",
         bits=1,
         reason=(
-            "Claude Opus-class readers were measured best on ~8x13 glyphs in an 11x16 cell "
-            "for tool output (code, JSON, hex ids): the 4-px gutter keeps neighbours from "
-            "fusing. glyphfold-large is the regular font's 7x13 drawings centred in the 11x16 "
-            "cell, with box drawing, blocks and the em dash drawn for the full cell so tables "
-            "stay joined; a 1568x728 page holds 142x45 = 6,390 cells."
+            "Claude Opus-class readers were measured best on 8x13 glyphs in an 11x16 cell "
+            "for tool output (code, JSON, hex ids): the 3-px gutter keeps neighbours from "
+            "fusing. glyphfold-large is the regular font's drawings emboldened to 8x13 and "
+            "centred in the 11x16 cell, with box drawing, blocks and the em dash drawn for "
+            "the full cell so tables stay joined; a 1568x728 page holds 142x45 = 6,390 cells."
         ),
     ),
 }

@@ -12,6 +12,7 @@ Source format (one file per font, ``#`` starts a comment line)::
     cap_height 7
     x_height 5
     glyph_width 5                # ink columns; the rest of the cell is spacing
+    max_squash 1                 # rows an accented capital may drop to make room
     box 2 4 2 1                  # box drawing: centre x, centre y, heavy px, double gap
 
     char U+0041 A                # one glyph: exactly `cell` height rows of `#`/`.`,
@@ -28,7 +29,9 @@ Source format (one file per font, ``#`` starts a comment line)::
 A font can also be derived from another source: ``derive other.glyphs.txt``
 copies it, ``widen 11 2`` moves every drawing 2 px right in an 11-px cell
 (glyphs drawn into the gap column, such as the em dash, grow to the new edges),
-and later directives (``font``, ``box``, more ``char`` blocks) override.
+``embolden`` doubles every vertical stroke rightwards (unless that would close
+a 1-px gap), and later directives (``font``, ``box``, ``char`` blocks that
+replace an inherited drawing) override.
 
 Letters of Latin-1 and Latin Extended-A that Unicode decomposes into a base
 letter and one combining mark are composed automatically (``i``/``j`` lose
@@ -152,9 +155,35 @@ def _widen(font: FontSource, cell_w: int, offset: int, where: str) -> None:
     font.glyph_x += offset
 
 
+def _embolden_rows(rows: tuple[str, ...]) -> tuple[str, ...]:
+    """Double every vertical stroke rightwards, except where that would close a 1-px gap."""
+    out = []
+    for r in rows:
+        cells = list(r)
+        for x in range(1, len(r)):
+            nxt = r[x + 1] if x + 1 < len(r) else "."
+            if r[x] == "." and r[x - 1] == "#" and nxt == ".":
+                cells[x] = "#"
+        out.append("".join(cells))
+    return tuple(out)
+
+
+def _embolden(font: FontSource, where: str) -> None:
+    """Embolden every drawn glyph and mark by one px (the glyph box grows by one column)."""
+    if font.glyph_x + font.glyph_w >= font.cell_w:
+        msg = f"{where}: embolden needs a free column right of the glyph box; widen first"
+        raise SourceError(msg)
+    for cp, rows in font.glyphs.items():
+        font.glyphs[cp] = _embolden_rows(rows)
+    for name, mark in font.marks.items():
+        font.marks[name] = Mark(mark.name, mark.placement, _embolden_rows(mark.rows))
+    font.glyph_w += 1
+
+
 def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = None) -> FontSource:
     """Parse one glyph source file into a FontSource (``derive`` reads from ``base_dir``)."""
     font = FontSource()
+    inherited: set[int] = set()  # drawings a derived font may replace once
     lines = text.splitlines()
     i = 0
     header_ints = {"ascent", "cap_height", "x_height", "glyph_width", "max_squash"}
@@ -211,9 +240,10 @@ def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = N
             font.box = (int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4]))
         elif key == "char":
             cp = _parse_cp(parts[1], where)
-            if cp in font.glyphs:
+            if cp in font.glyphs and cp not in inherited:
                 msg = f"{where}: U+{cp:04X} is drawn twice"
                 raise SourceError(msg)
+            inherited.discard(cp)
             rows, i = read_rows(i, where, count=font.cell_h)
             font.glyphs[cp] = pad(rows, where)
         elif key == "mark":
@@ -248,8 +278,11 @@ def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = N
                 aliases=dict(base.aliases),
                 overlaps=[],
             )
+            inherited = set(font.glyphs)
         elif key == "widen":
             _widen(font, int(parts[1]), int(parts[2]), where)
+        elif key == "embolden":
+            _embolden(font, where)
         else:
             msg = f"{where}: unknown directive {key!r}"
             raise SourceError(msg)

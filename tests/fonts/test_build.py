@@ -237,3 +237,21 @@ def test_short_glyph_is_rejected_with_its_line() -> None:
 
 def test_source_error_is_a_value_error() -> None:
     assert issubclass(build.SourceError, ValueError)
+
+
+def test_derived_font_widens_emboldens_and_may_redraw(tmp_path: Path) -> None:
+    (tmp_path / "small.glyphs.txt").write_text(SMALL_FONT)
+    derived = (
+        "derive small.glyphs.txt\nfont test-wide\nwiden 9 2\nembolden\nbox 4 5 2 1\n"
+        "char U+005A Z\n" + "\n".join(["........."] * 9 + ["#########"]) + "\n"
+    )
+    (tmp_path / "wide.glyphs.txt").write_text(derived)
+    font, bdf = build.build_font(tmp_path / "wide.glyphs.txt")
+    assert (font.name, font.cell_w, font.glyph_x, font.glyph_w) == ("test-wide", 9, 2, 6)
+    assert font.glyphs[0x45][1] == "..######."  # E's top bar, moved and one px wider
+    assert font.glyphs[0x5A][-1] == "#########"  # the redrawn Z replaces the inherited one
+    glyphs, _ = build.build_glyphs(font)
+    assert _rows(glyphs[0x2500])[5] == "#########"  # box drawing spans the wider cell
+    assert "FONTBOUNDINGBOX 9 10 0 -2" in bdf
+    with pytest.raises(build.SourceError, match="drawn twice"):
+        build.parse_source(derived + derived[derived.index("char") :], base_dir=tmp_path)

@@ -152,16 +152,29 @@ def test_horizontal_lines_join_across_cells(font: BuiltFont) -> None:
         assert rows_a == rows_b, f"{a}{b}"
 
 
-def test_large_is_regular_centred_in_the_wider_cell() -> None:
+def test_large_is_regular_emboldened_and_centred_in_the_wider_cell() -> None:
     from .conftest import built
 
     regular, large = built("glyphfold-regular"), built("glyphfold-large")
     assert large.source.cell_w == 11 and large.source.glyph_x == 2
-    for ch in "Ag0@é↵":
-        reg = regular.glyphs[ord(ch)]
-        assert np.array_equal(large.glyphs[ord(ch)][:, 2:10], reg), ch
+    assert large.source.glyph_w == regular.source.glyph_w + 1 == 8
+    for ch in "Ag0@":
+        reg = regular.source.glyphs[ord(ch)]
+        bold = build._embolden_rows(tuple("." * 2 + r + "." for r in reg))
+        expected = np.array([[c == "#" for c in r] for r in bold], dtype=np.uint8)
+        assert np.array_equal(large.glyphs[ord(ch)], expected), ch
+        # every stroke of the regular drawing is still there, one px wider
+        assert (large.glyphs[ord(ch)][:, 2:10] >= regular.glyphs[ord(ch)]).all()
         assert large.glyphs[ord(ch)][:, [0, 1, 10]].sum() == 0
     # what joins across cells reaches both edges of the wider cell
     for ch in "—_─═":
         bm = large.glyphs[ord(ch)]
         assert bm[:, 0].any() and bm[:, -1].any(), ch
+
+
+def test_embolden_keeps_one_pixel_gaps_open() -> None:
+    assert build._embolden_rows(("#.....#.", "#..#..#.", ".#.#.#..")) == (
+        "##....##",
+        "##.##.##",
+        ".#.#.##.",
+    )

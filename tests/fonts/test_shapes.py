@@ -130,3 +130,13 @@ def test_cli_bad_input_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1
+
+
+def test_public_names_resolve_lazily() -> None:
+    import glyphfold
+
+    assert glyphfold.get_shape("large") is SHAPES["large"]
+    assert glyphfold.shape_names() == shape_names()
+    assert glyphfold.Shape is Shape
+    assert glyphfold.bundled_fonts() == bundled_fonts()
+    assert {"Shape", "get_shape", "shape_names", "bundled_fonts"} <= set(dir(glyphfold))
