@@ -171,3 +171,24 @@ def test_warm_up_fills_the_atlas_and_can_run_in_background():
     assert glyphfold.warm_up() is None
     atlas = atlas_for(resolve_setup())
     assert atlas.table[ord("é")] >= 0 and atlas.table[0x56FD] >= 0
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_pages_are_padded_to_the_providers_size_multiple(keep):
+    """qwen-vl resizes to multiples of 28 px: pages get paper margins so none is resampled."""
+    prof = get_profile("qwen-vl")
+    text = "\n".join(f"line {i}: " + "abc " * (i % 50) for i in range(100))
+    res = render_text(text, profile="qwen-vl", keep_pixels=keep)
+    assert len(res.pages) > 1
+    for p in res.pages:
+        assert p.width % 28 == 0 and p.height % 28 == 0
+        assert prof.fits(p.width, p.height)
+        px = _decode(p.png)
+        assert px.shape == (p.height, p.width)
+        assert (px[:, 142 * 11 :] == 255).all(), "right margin is paper"
+        assert (px[p.rows * 16 :] == 255).all(), "bottom margin is paper"
+        if keep:
+            np.testing.assert_array_equal(px, p.pixels)
+    a = render_text(text, profile="qwen-vl")
+    b = render_text(text, profile="qwen-vl", keep_pixels=True)
+    assert [p.png for p in a.pages] == [p.png for p in b.pages]
