@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from glyphfold.render.api import render_text
 from glyphfold.render.profiles import get_profile
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 import glyphfold
@@ -192,3 +194,40 @@ def test_pages_are_padded_to_the_providers_size_multiple(keep):
     a = render_text(text, profile="qwen-vl")
     b = render_text(text, profile="qwen-vl", keep_pixels=True)
     assert [p.png for p in a.pages] == [p.png for p in b.pages]
+
+
+_TEXTS = st.lists(
+    st.sampled_from(
+        [*"ab Z09-_.", "\t", "\n", "\r\n", "é", "Ж", "国", "ｱ", "✓", "🎉", "\x1b[1m", "\u200b"]
+    ),
+    max_size=80,
+).map("".join)
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=_TEXTS, bits=st.sampled_from([1, 2]), reflow=st.booleans())
+def test_pages_equal_the_naive_pipeline(dejavu, text, bits, reflow):
+    """Decoded pages equal naive layout + naive blit, page by page (spans included)."""
+    from glyphfold.render.api import atlas_for, resolve_setup
+
+    from tests.naive import naive_blit, naive_layout
+
+    kw = {"font": dejavu, "cell": "8x16", "page": "128x48", "bits": bits, "reflow": reflow}
+    res = render_text(text, **kw)
+    setup = resolve_setup(**kw)
+    atlas = atlas_for(setup)
+    cfg = setup.config
+    want, _ = naive_layout(
+        text,
+        cols=cfg.cols,
+        rows=cfg.rows,
+        reflow=reflow,
+        continuation=cfg.continuation,
+        newline=cfg.newline,
+    )
+    assert len(res.pages) == len(want)
+    for page, ref in zip(res.pages, want, strict=True):
+        assert page.source_span == ref["span"]
+        np.testing.assert_array_equal(
+            _decode(page.png), naive_blit(ref["grid"], atlas.table, atlas.cells)
+        )
