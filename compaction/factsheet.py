@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -75,25 +74,13 @@ class Fact:
 
 
 _HTTP_STATUS = re.compile(r"HTTP [1-5]\d\d\b")
-_DIGITS = frozenset("0123456789")
+_DIGIT_LINES = re.compile(r"^[^\n\d]*\d[^\n]*$", re.MULTILINE)
 
-
-def _has_digit(t: str) -> bool:
-    return not _DIGITS.isdisjoint(t)
-
-
-# cheap tests every match of a kind passes; the regexes then run on few tokens
-_PREFILTER: dict[str, Callable[[str], bool]] = {
-    "url": lambda t: "://" in t,
-    "uuid": lambda t: t.count("-") >= 4,
-    "hash": lambda t: len(t) >= 32,
-    "hex": _has_digit,
-    "error": lambda t: "E" in t or _has_digit(t),
-    "path": lambda t: "/" in t,
-    "number": _has_digit,
-}
 # a token holding one of these is claimed whole: no hex/number fragments from a UUID
 _CLAIMING = frozenset({"url", "uuid", "hash"})
+
+
+CHUNK_CHARS = 65_536  # facts come in first-appearance order: stop once the cap is full
 
 
 def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[Fact]:
@@ -101,27 +88,71 @@ def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[F
 
     A transcript repeats the same paths and ids many times and most of its
     tokens are plain words, so each kind's pattern runs once (in C) over the
-    distinct whitespace-separated tokens that pass its cheap prefilter, joined
-    by newlines. ``HTTP 404``-style codes, which contain a space, are searched
-    in the text itself.
+    distinct whitespace-separated tokens that can hold it, joined by newlines.
+    The text is read in chunks, in order, and reading stops once the cap is
+    full: a later fact could only rank after the ones already kept.
+    ``HTTP 404``-style codes, which contain a space, are searched in the text.
     """
     cfg = config or FactsheetConfig()
     kinds = [k for k in KINDS if k in cfg.kinds]
-    minimum = cfg.min_len
-    cands = [
-        t
-        for t in dict.fromkeys(text.split())
-        if len(t) >= minimum and not (t.isalpha() and t.islower())
-    ]
-    rank = {t: i for i, t in enumerate(cands)}
-    pools: dict[str, list[str]] = {k: [] for k in kinds}
-    tests = [(pools[k], _PREFILTER[k]) for k in kinds]
-    for t in cands:  # one pass: route each token to the kinds whose prefilter admits it
-        for pool, test in tests:
-            if test(t):
-                pool.append(t)
+    rank: dict[str, int] = {}
     found: dict[str, tuple[int, int, str]] = {}  # value -> (token rank, pos, kind)
     claimed: set[str] = set()
+    found_chars = 0
+    pos = 0
+    n = len(text)
+    while pos < n and len(found) < cfg.max_items and found_chars < cfg.max_chars:
+        end = n if pos + CHUNK_CHARS >= n else text.find("\n", pos + CHUNK_CHARS)
+        end = n if end == -1 else end
+        chunk = text[pos:end]
+        pos = end
+        before = len(found)
+        _scan_chunk(chunk, kinds, cfg.min_len, rank, found, claimed)
+        found_chars += sum(len(v) + 3 for v in list(found)[before:])
+    out: list[Fact] = []
+    total = 0
+    for value, (_, _, kind) in sorted(found.items(), key=lambda kv: kv[1][:2]):
+        cost = len(value) + 3
+        if len(out) >= cfg.max_items or total + cost > cfg.max_chars:
+            break
+        out.append(Fact(kind, value, len(out)))
+        total += cost
+    return out
+
+
+def _scan_chunk(
+    chunk: str,
+    kinds: list[str],
+    minimum: int,
+    rank: dict[str, int],
+    found: dict[str, tuple[int, int, str]],
+    claimed: set[str],
+) -> None:
+    # str.split and dict.fromkeys run in C; the Python filter sees distinct tokens only
+    cands = [
+        t
+        for t in dict.fromkeys(chunk.split())
+        if len(t) >= minimum and t not in rank and not (t.isalpha() and t.islower())
+    ]
+    base = len(rank)
+    for k, t in enumerate(cands):
+        rank[t] = base + k
+    if "error" in kinds:
+        for m in _HTTP_STATUS.finditer(chunk):
+            found.setdefault(m.group(0), (base, -1, "error"))
+    if not cands:
+        return
+    # route tokens to kinds with C-speed tests (``in``, one regex over the joined tokens)
+    with_digit = _DIGIT_LINES.findall("\n".join(cands))
+    pools = {
+        "url": [t for t in cands if "://" in t],
+        "uuid": [t for t in cands if t.count("-") >= 4],
+        "hash": [t for t in cands if len(t) >= 32],
+        "hex": with_digit,
+        "error": [t for t in cands if "E" in t] + with_digit,
+        "path": [t for t in cands if "/" in t],
+        "number": with_digit,
+    }
     for kind in kinds:
         pool = [t for t in pools[kind] if t not in claimed] if claimed else pools[kind]
         if not pool:
@@ -135,18 +166,6 @@ def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[F
             found[value] = (rank[pool[k]], m.start() - starts[k], kind)
             if kind in _CLAIMING:
                 claimed.add(pool[k])
-    if "error" in kinds:
-        for m in _HTTP_STATUS.finditer(text):
-            found.setdefault(m.group(0), (rank.get(m.group(0)[:4], -1), m.start(), "error"))
-    out: list[Fact] = []
-    total = 0
-    for value, (_, _, kind) in sorted(found.items(), key=lambda kv: kv[1][:2]):
-        cost = len(value) + 3
-        if len(out) >= cfg.max_items or total + cost > cfg.max_chars:
-            break
-        out.append(Fact(kind, value, len(out)))
-        total += cost
-    return out
 
 
 def format_factsheet(facts: list[Fact]) -> str:

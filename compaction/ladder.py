@@ -7,6 +7,20 @@ two thirds of the current estimate with model-free rungs only, SPEC §3.6 and
 ``{"system", "messages"}`` dict) or core's canonical ``History`` and return the
 same kind in ``CompactionResult.messages``. Nothing is mutated; the same input
 and options give byte-identical output, PNG pages included.
+
+Documented fallbacks (the input is never touched in any of them):
+
+- malformed history -> ``HistoryFormatError`` naming the message index;
+  unknown profile -> ``UnknownProfileError``; bad options -> ``InputError``;
+- a profile without vision (``text-only``) -> the snapshot rung steps aside and
+  every image is stripped; a page that cannot be encoded within the provider's
+  byte limit, or pages that would cost more than the text -> the snapshot rung
+  steps aside (ledger note);
+- a summarizer that raises, times out or returns no text -> the summary rung
+  steps aside (ledger note + ``SummaryFailed`` event) and trimming follows;
+- still over budget after every rung (the newest turn or pinned messages alone
+  are too big) -> ``ContextOverflowError`` with the estimate, the budget and the
+  overshoot; a dry run reports ``fits=False`` instead of raising.
 """
 
 from __future__ import annotations
@@ -84,6 +98,14 @@ class CompactionResult:
     def fits(self) -> bool:
         return self.tokens_after <= self.target
 
+    def for_provider(self) -> Any:
+        """``messages`` as a provider accepts them (``x_glyphfold`` keys stripped).
+
+        Keep ``messages`` as the conversation's stored history (the snapshot source
+        in it lets the next pass re-render from text, SPEC §5.3); send this.
+        """
+        return provider_messages(self.messages)
+
     @property
     def plan(self) -> tuple[LedgerEntry, ...]:
         """For a dry run: per rung, what it would remove and the tokens it would save."""
@@ -144,10 +166,19 @@ def _counters(
     def count(h: History) -> int:
         return estimate_history_tokens(h, profile=profile, counter=counter)
 
+    memo: dict[int, tuple[Message, int]] = {}
+
     def count_message(m: Message) -> int:
-        return estimate_message_tokens(
+        # messages are immutable and several rungs price the same ones: remember by identity
+        # (the message is kept in the memo so its id cannot be reused while it lives)
+        hit = memo.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        n = estimate_message_tokens(
             m, images_sent=True, tool_results_by_bytes=False, profile=profile, counter=counter
         )
+        memo[id(m)] = (m, n)
+        return n
 
     return count, count_message
 
@@ -258,12 +289,13 @@ def _run(
     format: str = "auto",
     options: Mapping[str, Any] | None = None,
     parsed: tuple[History, Callable[[History], Any]] | None = None,
+    estimate: int | None = None,
 ) -> CompactionResult:
     h, restore = parsed if parsed is not None else coerce(history, format=format)
     prof = _get_profile(profile)
     count, count_message = _counters(prof, counter)
     pinned = _resolve_pins(h, pins)
-    before = count(h)
+    before = count(h) if estimate is None else estimate
     ledger: list[LedgerEntry] = []
     events: list[Any] = list(extra_events)
     pages: tuple[Any, ...] = ()
@@ -293,7 +325,9 @@ def _run(
             if len(outcome.history.messages) != len(cur.messages):
                 aligned = False
             cur = outcome.history
-            tokens = count(cur)
+            entry = outcome.entry
+            # every rung's entry carries the estimate of its output; no need to recount
+            tokens = entry.tokens_after if entry is not None else count(cur)
             if outcome.pages:
                 pages = outcome.pages
     if dry_run:
@@ -447,6 +481,7 @@ def recover(
         format=format,
         options={"reactive": True},
         parsed=(h, restore),
+        estimate=estimate,
     )
 
 

@@ -437,6 +437,8 @@ def _message_signal(m: Any) -> str | None:
         for part in content:
             if type(part) is dict or isinstance(part, Mapping):
                 t = part.get("type")
+                if type(t) is not str:
+                    continue
                 if t in _OPENAI_PART_TYPES:
                     return OPENAI
                 if t in _ANTHROPIC_BLOCK_TYPES:
@@ -725,8 +727,18 @@ def _image_to_openai(b: Image) -> dict[str, Any]:
     if b.raw is not None and b.raw.get("type") == "image_url":
         out = dict(b.raw)
         iu = out.get("image_url")
+        old_url = iu if isinstance(iu, str) else iu.get("url") if isinstance(iu, Mapping) else None
+        url = b.data_url
+        # unchanged image: keep its URL byte for byte (e.g. a data URL without media type)
+        if isinstance(old_url, str) and (
+            old_url == b.url or _parse_data_url(old_url) == (b.media_type, b.data)
+        ):
+            url = old_url
+        if isinstance(iu, str):  # the shorthand form some clients send
+            out["image_url"] = url
+            return out
         iu = dict(iu) if isinstance(iu, Mapping) else {}
-        iu["url"] = b.data_url
+        iu["url"] = url
         out["image_url"] = iu
         return out
     return {"type": "image_url", "image_url": {"url": b.data_url}}
@@ -774,29 +786,31 @@ def _message_to_openai(m: Message) -> dict[str, Any]:
             raise HistoryFormatError(msg)
         tr = results[0]
         out["tool_call_id"] = tr.call_id
-        out["content"] = _openai_content(tr.content, raw_content, has_raw=has_raw, empty="")
+        if tr.content or has_raw or raw is None:
+            out["content"] = _openai_content(tr.content, raw_content, has_raw=has_raw, empty="")
         return out
     calls = [b for b in m.blocks if isinstance(b, ToolCall)]
     content_blocks = [b for b in m.blocks if not isinstance(b, ToolCall)]
     empty = None if (m.role == "assistant" and calls) else ""
-    content = _openai_content(content_blocks, raw_content, has_raw=has_raw, empty=empty)
-    if content is None and not has_raw and not calls:
-        content = ""
-    if has_raw or content is not None or m.role != "assistant":
-        out["content"] = content
+    if content_blocks or raw is None or has_raw:
+        out["content"] = _openai_content(content_blocks, raw_content, has_raw=has_raw, empty=empty)
+    # else: the input had no "content" key and still has no content: keep it absent
     if calls:
         wire_calls = []
         for c in calls:
             wc = dict(c.raw) if c.raw is not None else {"type": "function"}
             fn = dict(wc.get("function") or {})
             fn["name"] = c.name
-            fn["arguments"] = c.arguments if c.arguments is not None else "{}"
+            if c.arguments is not None:
+                fn["arguments"] = c.arguments
+            elif c.raw is None:  # a new call: OpenAI requires arguments
+                fn["arguments"] = "{}"
             wc["id"] = c.id
             wc["function"] = fn
             wire_calls.append(wc)
         out["tool_calls"] = wire_calls
-    else:
-        out.pop("tool_calls", None)
+    elif out.get("tool_calls"):  # every call was removed
+        del out["tool_calls"]
     return out
 
 
@@ -811,21 +825,29 @@ def _block_to_anthropic(b: Block) -> Any:
             out = dict(b.raw)
         else:
             out = {"type": "image"}
+        raw_src = out.get("source")
+        kind = "base64" if b.data is not None else "url"
+        src = dict(raw_src) if isinstance(raw_src, Mapping) and raw_src.get("type") == kind else {}
+        src["type"] = kind
         if b.data is not None:
-            out["source"] = {
-                "type": "base64",
-                "media_type": b.media_type or "image/png",
-                "data": b.data,
-            }
+            if b.media_type is not None:
+                src["media_type"] = b.media_type
+            elif b.raw is None:  # a new image: Anthropic requires a media type
+                src["media_type"] = "image/png"
+            src["data"] = b.data
         else:
-            out["source"] = {"type": "url", "url": b.url}
+            src["url"] = b.url
+        out["source"] = src
         return out
     if isinstance(b, ToolCall):
         out = dict(b.raw) if b.raw is not None else {}
         out["type"] = "tool_use"
         out["id"] = b.id
         out["name"] = b.name
-        out["input"] = b.arguments if b.arguments is not None else {}
+        if b.arguments is not None:
+            out["input"] = b.arguments
+        elif b.raw is None:  # a new call: Anthropic requires input
+            out["input"] = {}
         return out
     if isinstance(b, ToolResult):
         out = dict(b.raw) if b.raw is not None else {}
@@ -847,7 +869,9 @@ def _block_to_anthropic(b: Block) -> Any:
             out["content"] = b.content[0].text
         else:
             out["content"] = [_block_to_anthropic(c) for c in b.content]
-        if b.is_error or (b.raw is not None and "is_error" in b.raw):
+        if b.raw is not None and "is_error" in b.raw and bool(b.raw["is_error"]) == b.is_error:
+            pass  # keep the wire value as given (false, null, 0...)
+        elif b.is_error or (b.raw is not None and "is_error" in b.raw):
             out["is_error"] = b.is_error
         return out
     if isinstance(b, Unknown):

@@ -50,6 +50,7 @@ class AnthropicSummarizer:
     model: str = "claude-sonnet-4-5"
     max_tokens: int = 2048
     prompt: str = SUMMARY_PROMPT
+    context_window: int = 200_000  # tokens; bounds every request (see summary_input_chars)
 
     def __call__(self, text: str, /) -> str:
         resp = self.client.messages.create(
@@ -83,6 +84,7 @@ class OpenAISummarizer:
     model: str = "gpt-4.1-mini"
     max_tokens: int = 2048
     prompt: str = SUMMARY_PROMPT
+    context_window: int = 128_000  # tokens; bounds every request (see summary_input_chars)
 
     def __call__(self, text: str, /) -> str:
         resp = self.client.chat.completions.create(
@@ -104,6 +106,26 @@ class OpenAISummarizer:
             msg = "the openai SDK is not installed: pip install 'glyphfold[openai]'"
             raise SummarizerError(msg) from exc
         return cls(openai.OpenAI(), **kwargs)
+
+
+def summary_input_chars(summarizer: Any, *, default: int) -> int:
+    """Largest text one request may carry: ``default``, lowered to fit the model's window.
+
+    A summarizer that declares ``context_window`` (tokens) gets requests of at most
+    80% of (window - reply - prompt) at 4 chars per token: the estimate is a
+    heuristic (SPEC §3.4), so leave a margin rather than hit the very wall the
+    ladder exists to avoid.
+    """
+    window = getattr(summarizer, "context_window", None)
+    if not isinstance(window, int) or window <= 0:
+        return default
+    reply = getattr(summarizer, "max_tokens", 0) or 0
+    prompt = len(getattr(summarizer, "prompt", SUMMARY_PROMPT)) // 4 + 50
+    room_tokens = window - reply - prompt
+    if room_tokens <= 0:
+        msg = f"summarizer window {window} leaves no room for input after reply and prompt"
+        raise SummarizerError(msg)
+    return max(1000, min(default, int(room_tokens * 4 * 0.8)))
 
 
 def chunk_text(text: str, max_chars: int) -> list[str]:

@@ -10,8 +10,11 @@ produced, so the ledger can say which page holds which message.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
+
+_STUB = re.compile(r"\[elided: [^\]\n]*\]\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,9 @@ class TranscriptBuilder:
     ) -> None:
         cid = f" #{call_id}" if call_id else ""
         err = " ERROR" if is_error else ""
+        if _STUB.match(text):  # already elided: the stub says it all, on one line
+            self._emit(f"<- result {name or 'tool'}{cid}{err} {text}\n")
+            return
         body = cap_head_tail(
             text, self.config.max_result_chars, head_fraction=self.config.head_fraction
         )

@@ -14,7 +14,13 @@ import numpy as np
 from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
 from glyphfold.fonts.resolve import fallback_chain, install_hint, resolve_font
 from glyphfold.render.atlas import Atlas, get_atlas
-from glyphfold.render.encode import BIT_DEPTHS, DEFAULT_LEVEL, encode_png
+from glyphfold.render.encode import (
+    BIT_DEPTHS,
+    DEFAULT_LEVEL,
+    encode_png,
+    png_from_scanlines,
+    row_bytes,
+)
 from glyphfold.render.layout import (
     FOLD_CHARS,
     MIN_COLS,
@@ -22,7 +28,7 @@ from glyphfold.render.layout import (
     LayoutConfig,
     to_codepoints,
 )
-from glyphfold.render.page import Page, blit
+from glyphfold.render.page import MAX_BITS_CELL_W, Page, blit, blit_scanlines
 
 from glyphfold.errors import InputError, LayoutError
 
@@ -151,6 +157,16 @@ def resolve_setup(
             f"it needs at least {MIN_COLS} columns and 1 row"
         )
         raise LayoutError(msg)
+    img_w, img_h = cols * cell_w, rows * cell_h
+    if not prof.fits(img_w, img_h):
+        # a downscaled glyph page is unreadable whatever the font: refuse up front
+        rw, rh = prof.resized(img_w, img_h)
+        msg = (
+            f"a {img_w}x{img_h} page would be downscaled to {rw}x{rh} by {prof.name!r}; "
+            f"use a page inside its no-downscale box (default {prof.default_page[0]}x"
+            f"{prof.default_page[1]})"
+        )
+        raise LayoutError(msg)
     config = LayoutConfig(
         cols=cols, rows=rows, tab_size=tab_size, reflow=reflow, continuation=cont, newline=nl
     )
@@ -240,12 +256,28 @@ def render_text(
     extra = (setup.config.continuation, setup.config.newline, *set(FOLD_CHARS.tolist()))
     atlas.prepare(cps, lay.cls, extra)
     cfg = setup.config
-    buf = np.empty((cfg.rows * setup.cell_h, cfg.cols * setup.cell_w), dtype=np.uint8)
+    page_w = cfg.cols * setup.cell_w
+    page_h = cfg.rows * setup.cell_h
+    # 1 bpp (every profile's default): rows go straight into PNG scanlines
+    direct = setup.bits == 1 and setup.cell_w <= MAX_BITS_CELL_W and not keep_pixels
+    if direct:
+        raw = np.empty((page_h, 1 + row_bytes(page_w, 1)), dtype=np.uint8)
+    else:
+        # padded to whole 64-bit words so low-bit packing works 8 pixels at a time;
+        # the padding stays paper (deterministic bytes, ignored by PNG decoders)
+        buf = np.full((page_h, -(-page_w // 8) * 8), 255, dtype=np.uint8)
     pages: list[Page] = []
+    pixels = None
     for pl in lay.pages(reuse=not keep_pixels):
-        pixels = blit(pl, atlas, None if keep_pixels else buf)
-        h, w = pixels.shape
-        png = encode_png(pixels, bits=setup.bits, level=level, max_bytes=limit)
+        w, h = page_w, pl.n_rows * setup.cell_h
+        if direct:
+            rows = blit_scanlines(pl, atlas, raw)
+            png = png_from_scanlines(rows, width=w, bits=1, level=level, max_bytes=limit)
+        else:
+            pixels = blit(pl, atlas, buf)
+            png = encode_png(buf, bits=setup.bits, level=level, max_bytes=limit, height=h, width=w)
+            if keep_pixels:
+                pixels = pixels.copy()
         pages.append(
             Page(
                 png=png,

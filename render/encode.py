@@ -52,18 +52,30 @@ def row_bytes(width: int, bits: int) -> int:
     return (width * bits + 7) // 8
 
 
-def scanlines(pixels: np.ndarray, *, bits: int, height: int | None = None) -> np.ndarray:
-    """Pack ``pixels[:height]`` (uint8, quantised) into PNG scanlines with filter bytes."""
+def scanlines(
+    pixels: np.ndarray, *, bits: int, height: int | None = None, width: int | None = None
+) -> np.ndarray:
+    """Pack ``pixels[:height, :width]`` (uint8, quantised) into PNG scanlines with filter bytes.
+
+    ``pixels`` may be wider than ``width`` (a page buffer padded to a multiple of
+    8 px): then 1- and 2-bit rows are packed 8 pixels per 64-bit word.
+    """
     if bits not in BIT_DEPTHS:
         msg = f"bits must be one of {BIT_DEPTHS}, got {bits}"
         raise EncodeError(msg)
     h = pixels.shape[0] if height is None else height
-    w = pixels.shape[1]
-    out = np.empty((h, 1 + row_bytes(w, bits)), dtype=np.uint8)
-    if bits == 1 and w % 8 == 0 and pixels.flags.c_contiguous and _LITTLE_ENDIAN:
-        K.pack_rows_1bit_u64(pixels.view(np.uint64), h, out)
-    else:
-        K.pack_rows(pixels, h, bits, out)
+    w = pixels.shape[1] if width is None else width
+    rb = row_bytes(w, bits)
+    padded_w = pixels.shape[1]
+    if bits <= 2 and padded_w % 8 == 0 and pixels.flags.c_contiguous and _LITTLE_ENDIAN:
+        out = np.empty((h, 1 + padded_w * bits // 8), dtype=np.uint8)
+        kernel = K.pack_rows_1bit_u64 if bits == 1 else K.pack_rows_2bit_u64
+        kernel(pixels.view(np.uint64), h, out)
+        if out.shape[1] != 1 + rb:
+            out = np.ascontiguousarray(out[:, : 1 + rb])
+        return out
+    out = np.empty((h, 1 + rb), dtype=np.uint8)
+    K.pack_rows(pixels[:, :w], h, bits, out)
     return out
 
 
@@ -74,12 +86,14 @@ def encode_png(
     level: int = DEFAULT_LEVEL,
     max_bytes: int | None = None,
     height: int | None = None,
+    width: int | None = None,
 ) -> bytes:
     """Encode grayscale ``pixels`` (H, W) uint8 as a PNG of ``bits`` per pixel.
 
     Pixel values must already be quantised to 2**bits levels (the atlas does
     that); each is stored as its top ``bits`` bits, so decoding gives them back.
-    ``height`` encodes only the first rows (a last page that hugs its text).
+    ``height`` / ``width`` encode only the first rows / columns (a last page that
+    hugs its text; a page buffer padded to a multiple of 8 px).
     """
     if not 0 <= level <= 9:
         msg = f"deflate level must be in 0..9, got {level}"
@@ -88,11 +102,30 @@ def encode_png(
         msg = f"pixels must be a 2-D uint8 array, got {pixels.ndim}-D {pixels.dtype}"
         raise EncodeError(msg)
     h = pixels.shape[0] if height is None else height
-    w = pixels.shape[1]
-    if h < 1 or w < 1:
-        msg = f"cannot encode an empty {w}x{h} image"
+    w = pixels.shape[1] if width is None else width
+    if h < 1 or w < 1 or w > pixels.shape[1] or h > pixels.shape[0]:
+        msg = f"cannot encode a {w}x{h} image from a {pixels.shape[1]}x{pixels.shape[0]} array"
         raise EncodeError(msg)
-    raw = scanlines(pixels, bits=bits, height=h)
+    raw = scanlines(pixels, bits=bits, height=h, width=w)
+    return png_from_scanlines(raw, width=w, bits=bits, level=level, max_bytes=max_bytes)
+
+
+def png_from_scanlines(
+    raw: np.ndarray,
+    *,
+    width: int,
+    bits: int,
+    level: int = DEFAULT_LEVEL,
+    max_bytes: int | None = None,
+) -> bytes:
+    """Wrap ready PNG scanlines (H, 1 + row_bytes), filter bytes included, into a PNG."""
+    if not 0 <= level <= 9:
+        msg = f"deflate level must be in 0..9, got {level}"
+        raise EncodeError(msg)
+    w, h = width, raw.shape[0]
+    if raw.shape[1] != 1 + row_bytes(w, bits) or not raw.flags.c_contiguous:
+        msg = f"scanlines of shape {raw.shape} do not fit a {w}-px row at {bits} bpp"
+        raise EncodeError(msg)
     idat = DEFLATE.compress(raw.data, _LEVELS[level])
     ihdr = struct.pack(">IIBBBBB", w, h, bits, 0, 0, 0, 0)
     png = b"".join((_SIGNATURE, _chunk(b"IHDR", ihdr), _chunk(b"IDAT", idat), _chunk(b"IEND", b"")))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import struct
 from dataclasses import dataclass
+
+from glyphfold.compaction.messages import image_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,57 +36,27 @@ def decode_image_data(data: str | bytes) -> bytes:
         return b""
 
 
+_MAGIC: tuple[tuple[bytes, int, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", 0, "PNG"),
+    (b"\xff\xd8", 0, "JPEG"),
+    (b"GIF87a", 0, "GIF"),
+    (b"GIF89a", 0, "GIF"),
+    (b"WEBP", 8, "WEBP"),
+)
+
+
 def image_info(
     data: bytes, *, nbytes: int | None = None, media_type: str | None = None
 ) -> ImageInfo:
-    """Read width, height and format from an image header."""
+    """Read width, height and format from an image header (sizes: core's ``image_size``)."""
     n = len(data) if nbytes is None else nbytes
-    fmt_hint = (media_type or "").rpartition("/")[2].upper().replace("JPG", "JPEG") or "image"
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
-        w, h = struct.unpack(">II", data[16:24])
-        return ImageInfo(w, h, "PNG", n)
-    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
-        w, h = struct.unpack("<HH", data[6:10])
-        return ImageInfo(w, h, "GIF", n)
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
-        chunk = data[12:16]
-        if chunk == b"VP8X":
-            w = 1 + int.from_bytes(data[24:27], "little")
-            h = 1 + int.from_bytes(data[27:30], "little")
-            return ImageInfo(w, h, "WEBP", n)
-        if chunk == b"VP8L":
-            b = int.from_bytes(data[21:25], "little")
-            return ImageInfo((b & 0x3FFF) + 1, ((b >> 14) & 0x3FFF) + 1, "WEBP", n)
-        if chunk == b"VP8 ":
-            w, h = struct.unpack("<HH", data[26:30])
-            return ImageInfo(w & 0x3FFF, h & 0x3FFF, "WEBP", n)
-    if data[:2] == b"\xff\xd8":
-        size = _jpeg_size(data)
-        if size is not None:
-            return ImageInfo(size[0], size[1], "JPEG", n)
-        return ImageInfo(None, None, "JPEG", n)
-    return ImageInfo(None, None, fmt_hint, n)
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    i = 2
-    sof = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
-    while i + 9 < len(data):
-        if data[i] != 0xFF:
-            return None
-        marker = data[i + 1]
-        if marker == 0xFF:  # fill byte
-            i += 1
-            continue
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
-            i += 2
-            continue
-        seg_len = struct.unpack(">H", data[i + 2 : i + 4])[0]
-        if marker in sof:
-            h, w = struct.unpack(">HH", data[i + 5 : i + 9])
-            return w, h
-        i += 2 + seg_len
-    return None
+    fmt = (media_type or "").rpartition("/")[2].upper().replace("JPG", "JPEG") or "image"
+    for magic, at, name in _MAGIC:
+        if data[at : at + len(magic)] == magic:
+            fmt = name
+            break
+    size = image_size(data)
+    return ImageInfo(size[0] if size else None, size[1] if size else None, fmt, n)
 
 
 def image_placeholder(info: ImageInfo, *, origin: str | None, kind: str = "image") -> str:

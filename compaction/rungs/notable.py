@@ -48,6 +48,10 @@ class ElideConfig:
     keep_errors: bool = True  # errors drive the agent's next step
     error_patterns: tuple[str, ...] = DEFAULT_ERROR_PATTERNS
     digest_hex: int = 6  # enough to tell two results apart, short enough to ignore
+    # where tools print their verdict: a command's first lines and its last ones (exit
+    # codes, tracebacks, test summaries); the middle of a long result is file content
+    scan_head_chars: int = 2000
+    scan_tail_chars: int = 6000
 
     def __post_init__(self) -> None:
         if self.keep_newest_results < 0:
@@ -55,6 +59,12 @@ class ElideConfig:
             raise ValueError(msg)
         if self.short_result_chars < 0:
             msg = f"short_result_chars must be >= 0, got {self.short_result_chars}"
+            raise ValueError(msg)
+        if self.scan_head_chars < 0 or self.scan_tail_chars < 0:
+            msg = (
+                f"scan_head_chars and scan_tail_chars must be >= 0, got "
+                f"{self.scan_head_chars}, {self.scan_tail_chars}"
+            )
             raise ValueError(msg)
         if not 4 <= self.digest_hex <= 40:
             msg = f"digest_hex must be in 4..40 hex digits, got {self.digest_hex}"
@@ -117,8 +127,15 @@ def notable_reason(
         return "is_error"
     if len(text) <= config.short_result_chars:
         return "short"
-    if config.keep_errors and config.compiled_errors().search(text):
-        return "error_text"
+    if config.keep_errors:
+        head, tail = config.scan_head_chars, config.scan_tail_chars
+        pat = config.compiled_errors()
+        if len(text) <= head + tail:
+            hit = pat.search(text)
+        else:
+            hit = pat.search(text, 0, head) or pat.search(text, len(text) - tail)
+        if hit:
+            return "error_text"
     return None
 
 

@@ -17,8 +17,11 @@ never made from pages.
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import dataclasses
 import json
+import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -39,6 +42,8 @@ from glyphfold.compaction.rungs.elide import tool_names
 from glyphfold.compaction.rungs.strip_images import describe_image
 from glyphfold.compaction.transcript import TranscriptBuilder, TranscriptConfig
 from glyphfold.compaction.turns import segment_turns
+
+from glyphfold.errors import EncodeError
 
 SNAPSHOT_VERSION = 1
 ACK_TEXT = "Understood: the earlier part of our conversation is in the snapshot pages above."
@@ -107,8 +112,9 @@ def serialise(
             continue
         if kind in ("snapshot_ack", "bridge"):
             continue
-        role = m.role
-        tb.begin(i, role)
+        # an Anthropic user message that only answers tool calls reads as tool output
+        only_results = bool(m.blocks) and all(isinstance(b, ToolResult) for b in m.blocks)
+        tb.begin(i, "tool" if only_results else m.role)
         for b in m.blocks:
             if isinstance(b, Text):
                 tb.text(b.text)
@@ -176,6 +182,16 @@ class Snapshot:
         )
 
     def apply(self, history: History, ctx: RungContext) -> RungOutcome:
+        try:
+            return self._apply(history, ctx)
+        except EncodeError as exc:
+            # a page over the provider's byte limit (never at the default 1-bit pages):
+            # documented fallback, the rung steps aside and the next one runs
+            before = ctx.tokens_of(history)
+            entry = LedgerEntry(self.name, before, before, note=f"skipped: {exc}")
+            return RungOutcome(history, entry)
+
+    def _apply(self, history: History, ctx: RungContext) -> RungOutcome:
         cfg = self.config
         profile = ctx.profile
         if not getattr(profile, "vision", False):
@@ -301,6 +317,10 @@ class Snapshot:
         cap = max(1, cap)  # best effort: one page even over budget; the trim rung follows
 
         rendered = [self._serialise_segment(p, names) for p in segments]
+        # the factsheet is pure Python and the render kernels release the GIL: extract
+        # the facts on a worker thread while the pages are drawn (same result either way)
+        pool = _facts_pool()
+        fact_jobs = [pool.submit(extract_facts, src, config=cfg.factsheet) for src, _ in rendered]
         results = [self._render(src, profile) for src, _ in rendered]
         # newest segments first: recent context is worth more than old
         alloc = [0] * len(segments)
@@ -322,16 +342,27 @@ class Snapshot:
                 continue
             source, seg_spans = rendered[s_i]
             text, pages, dropped = self._fit(source, results[s_i], alloc[s_i], profile)
+            job = fact_jobs[s_i]
             s_i += 1
-            facts = extract_facts(text, config=cfg.factsheet)
+            if text == source:
+                facts = job.result()
+            else:  # the oldest part was dropped: facts of what is actually on the pages
+                job.cancel()
+                facts = extract_facts(text, config=cfg.factsheet)
             facts_n += len(facts)
             dropped_total += dropped
             src_chars += len(text)
             if new_msgs and new_msgs[-1].role == "user":  # keep user/assistant alternation
                 new_msgs.append(_new_message("assistant", [Text(BRIDGE_TEXT)], {"kind": "bridge"}))
-            new_msgs.extend(self._snapshot_pair(text, pages, facts, len(block), profile))
+            new_msgs.extend(
+                self._snapshot_pair(text, pages, facts, len(block), profile, history.format)
+            )
+            shift = len(text) - len(source)  # source offset -> offset in the rendered text
+            on_pages = [(p.source_span[0] - shift, p.source_span[1] - shift) for p in pages]
+            removed.extend(
+                self._ledger_rows(block, seg_spans, dropped, ctx, on_pages, len(all_pages))
+            )
             all_pages.extend(pages)
-            removed.extend(self._ledger_rows(block, seg_spans, dropped, ctx))
         if new_msgs and tail_msgs and new_msgs[-1].role == tail_msgs[0].role == "user":
             new_msgs.append(_new_message("assistant", [Text(BRIDGE_TEXT)], {"kind": "bridge"}))
         new_msgs.extend(tail_msgs)
@@ -341,10 +372,14 @@ class Snapshot:
             tail_start + j for j, m in enumerate(tail_msgs) if m is not msgs[tail_start + j]
         ]
         n_src = sum(len(p) for p in segments)
+        before, after = ctx.tokens_of(history), ctx.count(out)
+        if after >= before:  # pages of a short middle can cost more than its text
+            note = f"skipped: the pages would cost {after - before:,} tokens more than the text"
+            return RungOutcome(history, LedgerEntry(self.name, before, before, note=note))
         entry = LedgerEntry(
             self.name,
-            ctx.tokens_of(history),
-            ctx.count(out),
+            before,
+            after,
             tuple(removed),
             tuple(
                 PageRecord(p.width, p.height, p.image_tokens, len(p.png), tuple(p.source_span))
@@ -435,7 +470,7 @@ class Snapshot:
         return text, pages, orig_start
 
     def _snapshot_pair(
-        self, text: str, pages: tuple, facts: list, n_msgs: int, profile: Any
+        self, text: str, pages: tuple, facts: list, n_msgs: int, profile: Any, fmt: str
     ) -> list[Message]:
         factsheet = format_factsheet(facts)
         guide = (
@@ -449,6 +484,7 @@ class Snapshot:
         if not pages:
             guide += " " + text
         blocks: list[Any] = [Text(guide)]
+        raw = _image_raw(profile, fmt)
         for p in pages:
             blocks.append(
                 Image(
@@ -456,6 +492,7 @@ class Snapshot:
                     data=base64.b64encode(p.png).decode("ascii"),
                     width=p.width,
                     height=p.height,
+                    raw=raw,
                 )
             )
         if factsheet:
@@ -478,20 +515,30 @@ class Snapshot:
         spans: list[tuple[int, int, int]],
         dropped_chars: int,
         ctx: RungContext,
+        page_spans: list[tuple[int, int]],
+        first_page: int,
     ) -> list[Removed]:
+        """One row per imaged message: the pages its transcript text went to."""
         by_key = {k: (s, e) for k, s, e in spans}
         rows = []
         for i, m in middle:
             s, e = by_key.get(i, (0, 0))
             dest = "dropped" if e and e <= dropped_chars else "snapshot"
-            detail = f"transcript chars {s}-{e}"
+            on = [first_page + k + 1 for k, (ps, pe) in enumerate(page_spans) if ps < e and s < pe]
+            if dest == "dropped":
+                where = "dropped to fit the page budget"
+            elif not on:
+                where = "no page"
+            else:
+                where = f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}-{on[-1]}"
+            detail = f"{where}; transcript chars {s}-{e}"
             if is_snapshot(m):
                 detail += "; earlier snapshot re-rendered from its source"
             rows.append(
                 Removed(
                     i,
                     dest,
-                    _msg_chars(m),
+                    e - s if e else _msg_chars(m),
                     ctx.count_message(m),
                     id=_msg_id(m),
                     role=m.role,
@@ -499,6 +546,45 @@ class Snapshot:
                 )
             )
         return rows
+
+
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _forget_pool_after_fork() -> None:
+    # a forked child inherits the executor object but not its thread: a job submitted
+    # there would never run, so the child starts with a fresh pool
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
+def _facts_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """One shared worker thread for factsheet extraction (created on first use)."""
+    global _POOL  # a lazily created process-wide executor
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="glyphfold-facts"
+            )
+        return _POOL
+
+
+def _image_raw(profile: Any, fmt: str) -> Any:
+    """OpenAI image parts name the detail level the profile's pricing assumes.
+
+    Without it the API picks ``auto``, which may downscale a dense page until
+    nothing can read it.
+    """
+    if fmt != "openai" or getattr(profile, "provider", None) != "openai":
+        return None
+    detail = "original" if getattr(profile, "name", "").endswith("original") else "high"
+    return MappingProxyType({"type": "image_url", "image_url": {"detail": detail}})
 
 
 def _new_message(role: str, blocks: list[Any], info: dict[str, Any]) -> Message:

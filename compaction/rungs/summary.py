@@ -22,7 +22,7 @@ from glyphfold.compaction.messages import History, Message, Text
 from glyphfold.compaction.rungs.base import X_KEY, RungContext, RungOutcome, glyphfold_meta
 from glyphfold.compaction.rungs.elide import tool_names
 from glyphfold.compaction.rungs.snapshot import serialise
-from glyphfold.compaction.summarizers import summarize_bounded
+from glyphfold.compaction.summarizers import summarize_bounded, summary_input_chars
 from glyphfold.compaction.transcript import TranscriptConfig
 from glyphfold.compaction.turns import segment_turns
 
@@ -124,7 +124,7 @@ class Summary:
             text, calls = summarize_bounded(
                 source,
                 self.summarizer,
-                max_input_chars=cfg.max_input_chars,
+                max_input_chars=summary_input_chars(self.summarizer, default=cfg.max_input_chars),
                 timeout_s=cfg.timeout_s,
             )
         except SummarizerError as exc:

@@ -10,7 +10,9 @@ that guarantee for throughput (e.g. bulk imports).
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +24,7 @@ from glyphfold.compaction.store.url import StoreURL
 from glyphfold.errors import StoreError
 
 DEFAULT_TIMEOUT_S = 30.0
+_BUSY_TIMEOUT_MS = 5
 
 
 class _SQLiteTx(Tx):
@@ -64,6 +67,7 @@ class SQLiteBackend(Backend):
     def __init__(self, url: StoreURL) -> None:
         self._path = url.target
         timeout_s = float(url.options.get("timeout_s", DEFAULT_TIMEOUT_S))
+        self._timeout_s = timeout_s
         synchronous = url.options.get("synchronous", "full").upper()
         if self._path != ":memory:":
             path = Path(self._path).expanduser()
@@ -99,7 +103,9 @@ class SQLiteBackend(Backend):
                 self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(f"PRAGMA synchronous={synchronous}")
             self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+            # short: BEGIN IMMEDIATE retries itself (see _begin_immediate); other
+            # statements in WAL mode rarely wait at all
+            self._conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
 
     def _list_tables(self) -> set[str]:
         rows = self._conn.execute(self.tables_sql)
@@ -122,8 +128,7 @@ class SQLiteBackend(Backend):
     def write(self, *, schema_lock: bool = False) -> Iterator[Tx]:
         # IMMEDIATE takes the write lock up front: reads inside the transaction
         # (the tip compare-and-set) cannot be invalidated by another writer
-        with _errors(self.where):
-            self._conn.execute("BEGIN IMMEDIATE")
+        self._begin_immediate()
         try:
             yield _SQLiteTx(self._conn, self.where)
             with _errors(self.where):
@@ -133,6 +138,27 @@ class SQLiteBackend(Backend):
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
             raise
+
+    def _begin_immediate(self) -> None:
+        """BEGIN IMMEDIATE, retrying with short jittered sleeps while another writer holds it.
+
+        SQLite's own busy handler sleeps up to 100 ms per retry once a lock has
+        been busy a while; with several writer processes that idles the file
+        most of the time. Sub-ms to 8 ms retries keep it busy instead.
+        """
+        deadline = time.monotonic() + self._timeout_s
+        delay_s = 0.0005
+        while True:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                text = str(exc)
+                if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                    with _errors(self.where):
+                        raise
+            time.sleep(delay_s * random.uniform(0.5, 1.5))
+            delay_s = min(delay_s * 2, 0.008)
 
     def close(self) -> None:
         self._conn.close()

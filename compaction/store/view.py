@@ -274,6 +274,11 @@ def tree_lines(
     footer = [
         f"rewind to {r.label!r} from #{r.from_tip}: {r.digest}" for r in store.rewinds(conversation)
     ]
+    footer[:0] = [
+        f"⚑ {cp.label} marks the start (before the first message)"
+        for cp in store.checkpoints(conversation)
+        if cp.message_id is None and not cp.dropped
+    ]
     if not messages:
         footer.insert(0, "(empty: no turn committed yet)")
     title = header(conv, len(store.branches(conversation)))

@@ -17,6 +17,11 @@ HELP = "compact a chat history under a token budget (elide, strip, snapshot, sum
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from glyphfold.commands._history_io import add_input
 
+    parser.epilog = (
+        "exit codes: 0 the history fits the budget (or, with --dry-run, would fit); "
+        "1 it cannot be brought under the budget (the newest turn or pinned messages are "
+        "too big; nothing is written); 2 bad usage or bad input"
+    )
     add_input(parser)
     parser.add_argument(
         "-o", "--output", metavar="OUT.json", help="compacted history (default: stdout)"
@@ -55,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="IDX|ID",
         help="keep this message (index or tool call id); repeatable",
     )
+    parser.add_argument(
+        "--provider-ready",
+        action="store_true",
+        help="strip the x_glyphfold keys (snapshot sources) so the output can be sent as "
+        "is; a later compact can then no longer re-render old snapshots from their source",
+    )
     parser.add_argument("--pages-dir", metavar="DIR", help="also write the snapshot pages here")
     parser.add_argument("--report", metavar="FILE.json", help="write the ledger as JSON")
     parser.add_argument(
@@ -84,7 +95,7 @@ def parse_pins(pins: list[str]) -> list[int | str]:
 
 def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._history_io import read_history, write_json, write_pages
-    from glyphfold.compaction.ladder import compact
+    from glyphfold.compaction.ladder import compact, provider_messages
     from glyphfold.errors import ContextOverflowError, InputError
 
     if args.ratio is not None and args.window is None:
@@ -119,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.report:
             print(json.dumps(result.report()["ledger"], ensure_ascii=False, indent=1))
         return 0 if result.fits else 1
-    write_json(result.messages, args.output)
+    out = provider_messages(result.messages) if args.provider_ready else result.messages
+    write_json(out, args.output)
     if args.pages_dir and result.pages:
         paths = write_pages(result.pages, args.pages_dir)
         print(f"wrote {len(paths)} page(s) to {args.pages_dir}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 HELP = "show where a history's tokens go (by role, by content kind, largest messages, per rung)"
@@ -47,10 +48,9 @@ def _table(title: str, header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> 
 def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str) -> list[str]:
     """The report lines (pure: used by the command and the tests)."""
     from glyphfold.compaction.ladder import compact
-    from glyphfold.compaction.messages import Image, Message, Text, ToolCall, ToolResult, coerce
+    from glyphfold.compaction.messages import Image, ToolCall, ToolResult, coerce
     from glyphfold.compaction.tokens import (
         FRAMING_TOKENS,
-        estimate_message_tokens,
         token_costs,
     )
     from glyphfold.errors import ContextOverflowError
@@ -65,30 +65,40 @@ def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str)
         r[1] += c
     if costs.system:
         by_role["system (top-level)"] = [1, costs.system]
+    # per content kind, priced the way the total prices each message (SPEC §3.4: an
+    # image counts only where it is sent); the rows add up to the total
     kinds = {"text": 0, "tool calls": 0, "tool results": 0, "images": 0, "framing": 0}
-    for m in h.messages:
-        kinds["framing"] += FRAMING_TOKENS
+    for m, cost in zip(h.messages, costs.messages, strict=True):
+        parts = {"text": 0, "tool calls": 0, "tool results": 0, "images": 0}
         for b in m.blocks:
-            one = Message(m.role, (b,))
-            t = (
-                estimate_message_tokens(
-                    one, images_sent=True, tool_results_by_bytes=False, profile=profile
+            if isinstance(b, ToolResult):
+                text_only = dataclasses.replace(
+                    b, content=tuple(c for c in b.content if not isinstance(c, Image))
                 )
-                - FRAMING_TOKENS
-            )
-            if isinstance(b, Text):
-                kinds["text"] += t
+                parts["tool results"] += _block_tokens(m.role, text_only, profile)
+                for c in b.content:
+                    if isinstance(c, Image):
+                        parts["images"] += _block_tokens(m.role, c, profile)
             elif isinstance(b, ToolCall):
-                kinds["tool calls"] += t
-            elif isinstance(b, ToolResult):
-                img = sum(1 for c in b.content if isinstance(c, Image))
-                kinds["tool results"] += t
-                if img:
-                    kinds["images"] += 0  # priced inside the result when sent
+                parts["tool calls"] += _block_tokens(m.role, b, profile)
             elif isinstance(b, Image):
-                kinds["images"] += t
+                parts["images"] += _block_tokens(m.role, b, profile)
             else:
-                kinds["text"] += t
+                parts["text"] += _block_tokens(m.role, b, profile)
+        # whatever the per-block figures miss (rounding, images not sent, bytes vs
+        # chars of old results) is settled against the message's real cost
+        body = max(cost - FRAMING_TOKENS, 0)
+        unpriced = sum(parts.values()) - body
+        if unpriced > 0:
+            take = min(unpriced, parts["images"])
+            parts["images"] -= take
+            unpriced -= take
+        biggest = max(parts, key=lambda k: parts[k])
+        parts[biggest] -= unpriced
+        for k, v in parts.items():
+            kinds[k] += v
+        kinds["framing"] += cost - body
+    kinds["text"] += costs.system  # the Anthropic top-level system prompt
 
     def pct(n: int) -> str:
         return f"{100 * n / total:.1f}%" if total else "-"
@@ -133,6 +143,15 @@ def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str)
         "what each rung would save (alone, dry run)", ("rung", "tokens", "how"), rung_rows
     )
     return out
+
+
+def _block_tokens(role: str, block: Any, profile: Any) -> int:
+    from glyphfold.compaction.messages import Message
+    from glyphfold.compaction.tokens import FRAMING_TOKENS, estimate_message_tokens
+
+    one = Message(role, (block,))
+    n = estimate_message_tokens(one, images_sent=True, tool_results_by_bytes=False, profile=profile)
+    return n - FRAMING_TOKENS
 
 
 def run(args: argparse.Namespace) -> int:

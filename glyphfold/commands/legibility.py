@@ -29,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scale",
         type=int,
-        default=2,
-        help="integer nearest-neighbour enlargement before rapidocr (1 = native)",
+        default=1,
+        help="integer nearest-neighbour enlargement before rapidocr (default 1 = native)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -50,12 +50,18 @@ def _fmt(x: float | None, pct: bool = True) -> str:
 
 
 def _report_dict(report) -> dict[str, object]:
+    from glyphfold.legibility import best_results
+
+    best = best_results(report.results)
     return {
         "profile": report.profile,
         "shape": report.shape,
         "chars": report.chars,
+        "pages": report.pages,
         "image_tokens": report.image_tokens,
+        "image_tokens_reflow": report.image_tokens_reflow,
         "chars_per_image_token": round(report.chars_per_image_token, 3),
+        "chars_per_image_token_reflow": round(report.chars_per_image_token_reflow, 3),
         "text_tokens": report.text_tokens,
         "compression": {
             k: None if v is None else round(v, 3) for k, v in report.compression().items()
@@ -75,6 +81,7 @@ def _report_dict(report) -> dict[str, object]:
                 "confusions": [list(c) for c in r.confusions],
                 "ocr_ms": round(r.ocr_ms, 1),
                 "skipped": r.skipped,
+                "best": best.get(r.part) is r,
             }
             for r in report.results
         ],
@@ -82,7 +89,10 @@ def _report_dict(report) -> dict[str, object]:
 
 
 def _print_report(report) -> None:
-    print(f"\n== profile {report.profile}, shape {report.shape}")
+    from glyphfold.legibility import best_results
+
+    best = best_results(report.results)
+    print(f"\n== profile {report.profile}, shape {report.shape}  (* = best engine for the part)")
     print(
         f"{'part':<10} {'engine':<10} {'CER':>7} {'CER sp':>7} {'ids':>7} {'pages':>5} "
         f"{'img tok':>7}  confusions (ref->read)"
@@ -92,16 +102,19 @@ def _print_report(report) -> None:
         conf = " ".join(f"{a or '∅'}->{b or '∅'}x{n}" for a, b, n in r.confusions[:6])
         if r.skipped:
             conf = f"skipped: {r.skipped}"
+        mark = "*" if best.get(r.part) is r else " "
         print(
-            f"{r.part:<10} {r.engine:<10} {_fmt(r.cer):>7} {_fmt(r.cer_spaced):>7} {ids:>7} "
+            f"{r.part:<10}{mark}{r.engine:<10} {_fmt(r.cer):>7} {_fmt(r.cer_spaced):>7} {ids:>7} "
             f"{r.pages:>5} {r.image_tokens:>7}  {conf}"
         )
     tt = report.text_tokens
     comp = report.compression()
     o200k = "not cached" if tt["o200k_base"] is None else str(tt["o200k_base"])
     print(
-        f"chars {report.chars}, image tokens {report.image_tokens}, "
-        f"chars/image token {report.chars_per_image_token:.2f}; text tokens: chars/4 "
+        f"whole corpus as one text: {report.chars} chars, {report.pages} page(s), "
+        f"{report.image_tokens} image tokens ({report.chars_per_image_token:.2f} chars/token; "
+        f"reflow {report.image_tokens_reflow}, {report.chars_per_image_token_reflow:.2f}); "
+        "text tokens: chars/4 "
         f"{tt['chars_div_4']} (x{_fmt(comp['chars_div_4'], pct=False)}), o200k_base {o200k}"
         + ("" if comp["o200k_base"] is None else f" (x{comp['o200k_base']:.2f})")
     )

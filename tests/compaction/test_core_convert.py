@@ -12,7 +12,9 @@ from hypothesis import HealthCheck, given, settings
 
 from glyphfold.errors import InputError
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _calls(h: History) -> list[tuple[str, str]]:

@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from glyphfold.errors import HistoryFormatError, InputError
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _fifo_messages(wire):

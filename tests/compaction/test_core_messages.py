@@ -24,12 +24,17 @@ from glyphfold.compaction.messages import (
     to_canonical,
     to_wire,
 )
-from glyphfold.compaction.validate import validate_history
+from glyphfold.compaction.tokens import estimate_history_tokens
+from glyphfold.compaction.turns import segment_turns
+from glyphfold.compaction.validate import find_violations, validate_history
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from glyphfold.errors import HistoryFormatError
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _rebuilt(h: History) -> History:
@@ -297,3 +302,53 @@ def test_model_validation():
         History("gemini")
     with pytest.raises(ValueError, match="envelope"):
         History("anthropic", system="s")
+
+
+def _containers(obj, out):
+    if isinstance(obj, dict):
+        out.append(obj)
+        for v in obj.values():
+            _containers(v, out)
+    elif isinstance(obj, list):
+        out.append(obj)
+        for v in obj:
+            _containers(v, out)
+    return out
+
+
+_SPOILERS = [None, "", [], {}, 0, True, "x", "data:;base64,", {"type": "text"}, [{"type": 1}]]
+
+
+@settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(wire_histories(max_turns=3), st.randoms(use_true_random=False), st.integers(1, 4))
+def test_damaged_input_only_ever_raises_history_format_error(case, rng, n_damages):
+    """Damage a valid history at random places: parsing succeeds losslessly or names the index."""
+    _, wire = case
+    wire = snapshot(wire)
+    for _ in range(n_damages):
+        targets = _containers(wire, [])
+        t = rng.choice(targets)
+        if isinstance(t, dict) and t:
+            key = rng.choice(sorted(t))
+            if rng.random() < 0.3:
+                del t[key]
+            else:
+                t[key] = snapshot(rng.choice(_SPOILERS))
+        elif isinstance(t, list):
+            t.append(snapshot(rng.choice(_SPOILERS))) if rng.random() < 0.5 or not t else t.pop(
+                rng.randrange(len(t))
+            )
+    before = snapshot(wire)
+    for fmt in ("auto", "openai", "anthropic"):
+        try:
+            h = to_canonical(wire, format=fmt)
+        except HistoryFormatError:
+            continue
+        assert to_wire(h) is wire
+        assert to_wire(_rebuilt(h)) == wire
+        find_violations(h)
+        segment_turns(h)
+        estimate_history_tokens(h)
+    assert wire == before

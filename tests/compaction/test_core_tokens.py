@@ -152,7 +152,9 @@ def test_estimate_is_deterministic_and_linear():
     assert eb > ea
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(wire_histories(), st.sampled_from(["spec", "all"]))
 def test_fast_costing_matches_the_reference(case, policy):
     """SPEC §3.4: the per-history fast path prices every message like estimate_message_tokens."""

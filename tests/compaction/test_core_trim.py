@@ -25,7 +25,9 @@ from hypothesis import strategies as st
 
 from glyphfold.errors import ContextOverflowError, InputError
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 FMTS = ["openai", "anthropic", "anthropic-list"]
 
 

@@ -23,7 +23,9 @@ from hypothesis import strategies as st
 
 from glyphfold.errors import InputError
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def test_segmentation_spec_example_openai():
@@ -286,7 +288,7 @@ def test_pairing_maps_calls_to_results():
 
 
 @given(st.text(max_size=3000), st.integers(64, 2000))
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80, deadline=None, database=None)
 def test_bound_tool_result_keeps_head_and_tail(text, max_chars):
     """SPEC §2.8: one result is bounded with a visible marker; never longer than the bound."""
     out = bound_tool_result(text, max_tool_result_chars=max_chars)

@@ -95,6 +95,9 @@ def test_context_breakdown(history_file, capsys):
     """context: tokens by role, by kind, the largest messages, per-rung savings."""
     assert main(["context", str(history_file), "--budget", "20000", "--top", "3"]) == 0
     out = capsys.readouterr().out
+    total = int(out.split(" tokens (estimate")[0].rsplit(" ", 1)[1].replace(",", ""))
+    table = out.split("by content kind")[1].split("\n\n")[0].splitlines()[3:]
+    assert sum(int(row.split()[-2].replace(",", "")) for row in table) == total
     for needle in (
         "by role",
         "by content kind",
@@ -136,3 +139,20 @@ def test_demo_writes_report(tmp_path, capsys):
     blocked = tmp_path / "file"
     blocked.write_text("")
     assert main(["demo", "--out", str(blocked / "sub")]) == 2
+
+
+def test_compact_provider_ready(tmp_path, history_file):
+    """--provider-ready writes a history without x_glyphfold keys, still valid."""
+    out = tmp_path / "send.json"
+    args = ["compact", str(history_file), "-o", str(out), "--budget", "20000"]
+    assert main([*args, "--provider-ready"]) == 0
+    data = json.loads(out.read_text())
+    msgs = data["messages"] if isinstance(data, dict) else data
+    assert not any("x_glyphfold" in m for m in msgs)
+    assert any(
+        p.get("type") in ("image", "image_url")
+        for m in msgs
+        if isinstance(m.get("content"), list)
+        for p in m["content"]
+    )
+    assert find_violations(data) == []

@@ -211,3 +211,26 @@ def test_format_args_decodes_json_and_blocks_long_text():
     assert format_args([1, 2], max_chars=500) == "[1,2]"
     long = format_args({"content": "x" * 5000}, max_chars=200)
     assert "chars cut" in long and len(long) < 260
+
+
+def test_error_signals_are_read_where_tools_print_verdicts():
+    """Head and tail of a long result are scanned; file content in the middle is not."""
+    body = "x = 1\n" * 5000  # 30k chars
+    mid = body[:15000] + "Traceback (most recent call last):\n" + body[15000:]
+    assert reason(mid) is None
+    assert reason(body + "\nexit code 2\n") == "error_text"
+    assert reason("FAILED tests/a.py\n" + body) == "error_text"
+    wide = ElideConfig(scan_head_chars=100_000)
+    assert reason(mid, config=wide) == "error_text"
+    with pytest.raises(ValueError, match="scan_head_chars"):
+        ElideConfig(scan_tail_chars=-1)
+
+
+def test_transcript_shows_an_elided_result_as_its_stub():
+    """An already-elided result is one line: the stub, not a misleading size."""
+    tb = TranscriptBuilder()
+    tb.begin(0, "tool")
+    tb.result("[elided: read_file, 48,213 chars, sha1 3f2a9c]", name="read_file", call_id="c1")
+    assert tb.getvalue() == (
+        "[tool]\n<- result read_file #c1 [elided: read_file, 48,213 chars, sha1 3f2a9c]\n"
+    )

@@ -85,6 +85,10 @@ def test_compact_end_to_end(session):
     ledgered = {r.index for e in result.ledger for r in e.removed}
     assert missing <= ledgered
     assert {r.index for r in snap.removed} == set(range(n_head, len(msgs_in) - n_tail))
+    # each imaged message names the page(s) its text went to
+    assert all(r.detail.startswith("page") for r in snap.removed)
+    last_page = max(int(r.detail.split(";")[0].split()[-1].split("-")[-1]) for r in snap.removed)
+    assert last_page == len(result.pages)
 
 
 def test_deterministic_byte_identical(session):
@@ -182,6 +186,7 @@ def test_provider_messages_strips_private_keys(session):
     assert "x_glyphfold" in json.dumps(result.messages)
     clean = provider_messages(result.messages)
     assert "x_glyphfold" not in json.dumps(clean)
+    assert result.for_provider() == clean
     assert find_violations(clean) == []
     assert len(wire_messages(clean)) == len(wire_messages(result.messages))
 
@@ -445,3 +450,95 @@ def test_pinned_turn_splits_the_snapshot(session):
     assert kinds.index("snapshot") < i < len(kinds) - 1 - kinds[::-1].index("snapshot")
     assert find_violations(result.messages) == []
     assert result.fits
+
+
+def test_openai_pages_ask_for_the_priced_detail(_sessions):
+    """OpenAI image parts carry detail=high so the API does not downscale the pages."""
+    result = compact(copy.deepcopy(_sessions["openai"]), budget=30_000, profile="openai")
+    snap = next(m for m in result.messages if m.get("x_glyphfold", {}).get("kind") == "snapshot")
+    details = {p["image_url"].get("detail") for p in snap["content"] if p["type"] == "image_url"}
+    assert details == {"high"}
+    assert find_violations(result.messages) == []
+
+
+def test_snapshot_steps_aside_when_a_page_cannot_be_encoded(session):
+    """A renderer that cannot meet the byte limit: the rung is skipped, trim still fits."""
+    from glyphfold.errors import EncodeError
+
+    def failing_renderer(text, **kw):
+        raise EncodeError("page is 9,000,000 bytes, over the 3,932,160-byte limit")
+
+    result = compact(session, budget=BUDGET, renderer=failing_renderer)
+    snap = snapshot_entry(result)
+    assert snap.note.startswith("skipped:") and snap.tokens_saved == 0
+    assert result.ledger[-1].rung == "trim" and result.fits
+    assert find_violations(result.messages) == []
+
+
+def test_snapshot_works_in_a_forked_child(_sessions):
+    """The factsheet worker thread does not survive fork(); a child gets a fresh one."""
+    import multiprocessing as mp
+    import sys
+
+    if sys.platform != "linux":
+        pytest.skip("fork start method is Linux-only here")
+    session = copy.deepcopy(_sessions["anthropic"])
+    compact(copy.deepcopy(session), budget=BUDGET)  # the parent's pool now exists
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        pages = pool.apply_async(_pages_in_child, (session,)).get(timeout=120)
+    assert pages >= 1
+
+
+def _pages_in_child(session) -> int:
+    return len(compact(session, budget=BUDGET).pages)
+
+
+def test_snapshot_never_makes_the_history_bigger():
+    """A middle of a few short messages costs less as text than as a page: rung skipped."""
+    history = [{"role": "system", "content": "be brief"}]
+    for i in range(6):
+        history += [
+            {"role": "user", "content": f"question {i}"},
+            {"role": "assistant", "content": f"answer {i}"},
+        ]
+    history += [{"role": "user", "content": "last " + "word " * 100}]
+    result = compact(history, budget=200, rungs="snapshot,trim")
+    snap = snapshot_entry(result)
+    assert snap.note.startswith("skipped") and snap.tokens_saved == 0
+    assert result.ledger[-1].rung == "trim"
+
+
+def _anthropic_turn(n: int, *, answered: bool = True, size: int = 6000) -> list[dict]:
+    call = f"toolu_{n:04d}"
+    turn = [
+        {"role": "user", "content": f"step {n}: read the file"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": call, "name": "read_file", "input": {"path": f"f{n}.py"}}
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": call, "content": f"line {n}\n" * (size // 8)}
+            ],
+        },
+    ]
+    if answered:
+        turn.append({"role": "assistant", "content": f"done with step {n}"})
+    return turn
+
+
+def test_alternation_kept_when_the_head_ends_on_a_tool_result():
+    """A head turn that ends with tool results (no reply) gets a bridge before the snapshot."""
+    history = {"system": "sys", "messages": _anthropic_turn(0, answered=False)}
+    for n in range(1, 9):
+        history["messages"] += _anthropic_turn(n)
+    before = dump(history)
+    result = compact(history, budget=4_000, rungs="snapshot")
+    assert dump(history) == before
+    assert find_violations(result.messages) == []
+    kinds = [m.get("x_glyphfold", {}).get("kind") for m in result.messages["messages"]]
+    assert kinds[3:6] == ["bridge", "snapshot", "snapshot_ack"]

@@ -139,3 +139,38 @@ def test_summarizer_errors_and_timeouts():
         call_with_timeout(lambda t: 42, "x", timeout_s=5)
     with pytest.raises(SummarizerError, match="not shorter"):
         summarize_bounded("a\n" * 100, lambda t: t + t, max_input_chars=50)
+
+
+def test_requests_are_bounded_by_the_summarizer_window():
+    """A declared context_window lowers the per-request bound (never the full window)."""
+    from glyphfold.compaction.summarizers import summary_input_chars
+
+    small = AnthropicSummarizer(FakeAnthropic(), context_window=5000, max_tokens=1000)
+    limit = summary_input_chars(small, default=400_000)
+    assert limit < (5000 - 1000) * 4
+    assert summary_input_chars(lambda t: t, default=1234) == 1234
+    big = OpenAISummarizer(FakeOpenAI(), context_window=10_000_000)
+    assert summary_input_chars(big, default=400_000) == 400_000
+    with pytest.raises(SummarizerError, match="no room"):
+        summary_input_chars(AnthropicSummarizer(FakeAnthropic(), context_window=100), default=9)
+
+
+def test_summary_rung_respects_the_adapter_window(_sessions):
+    """End to end: with a small-window adapter every request stays under its bound."""
+    import copy
+
+    from glyphfold.compaction.ladder import compact
+    from glyphfold.compaction.summarizers import summary_input_chars
+
+    client = FakeAnthropic()
+    adapter = AnthropicSummarizer(client, context_window=8000, max_tokens=1000)
+    result = compact(
+        copy.deepcopy(_sessions["anthropic"]),
+        budget=20_000,
+        rungs="summary,trim",
+        summarizer=adapter,
+    )
+    bound = summary_input_chars(adapter, default=400_000)
+    sizes = [len(r["messages"][0]["content"]) for r in client.requests]
+    assert len(sizes) > 1 and max(sizes) <= bound
+    assert result.ledger[0].rung == "summary" and result.ledger[0].extra["calls"] == len(sizes)

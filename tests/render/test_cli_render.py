@@ -61,6 +61,20 @@ def test_json_summary_has_the_documented_fields(tmp_path, capsys, dejavu):
     assert Image.open(data["files"][0]).mode in ("L", "I", "P", "LA", "1")
 
 
+def test_shapes_change_the_cell(tmp_path, capsys):
+    """--shape picks the cell and font: dense pages hold more characters per token."""
+    src = tmp_path / "in.txt"
+    src.write_text("The quick brown fox jumps over the lazy dog. " * 200, encoding="utf-8")
+    ratios = {}
+    for shape in ("dense", "regular", "large"):
+        out = tmp_path / shape
+        assert main(["render", str(src), "--out", str(out), "--shape", shape, "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["shape"] == shape
+        ratios[shape] = data["chars_per_image_token"]
+    assert ratios["dense"] > ratios["regular"] > ratios["large"]
+
+
 def test_stdin_and_reflow(tmp_path, monkeypatch, capsys, dejavu):
     """`-` reads UTF-8 from stdin; --reflow folds lines."""
     text = "a\nb\nc\n"
@@ -82,6 +96,8 @@ def test_stdin_and_reflow(tmp_path, monkeypatch, capsys, dejavu):
         ("latin1", [], "not valid UTF-8"),
         ("missing", [], "not found"),
         ("ok", ["--profile", "nope"], "unknown profile"),
+        ("ok", ["--shape", "nope"], "unknown shape"),
+        ("ok", ["--page", "4000x4000"], "downscaled"),
         ("ok", ["--cell", "0x16"], "positive"),
         ("ok", ["--cell", "big"], "WxH"),
         ("ok", ["--page", "40x8"], "at least 12 columns"),
@@ -125,3 +141,15 @@ def test_subprocess_error_has_no_traceback(tmp_path):
     assert proc.stdout == ""
     assert proc.stderr.strip().startswith("glyphfold: error: input file not found")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_bench_runs_and_reports_the_comparison(capsys):
+    """`glyphfold bench` (tiny run) prints every figure of the comparison table as JSON."""
+    args = ["bench", "--chars", "4000", "--baseline-pages", "1", "--repeat", "1"]
+    assert main([*args, "--no-fresh", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["chars"] == 4000
+    for key in ("speedup_vs_pillow", "pixel_stage_ms_per_page", "memset_ms_per_page"):
+        assert data[key] > 0
+    assert data["pillow"]["pages_timed"] == 1
+    assert data["glyphfold"]["pages"] >= 1

@@ -76,3 +76,14 @@ def test_base64_and_data_url_round_trip():
     url = to_data_url(png)
     assert url.startswith("data:image/png;base64,")
     assert base64.b64decode(url.split(",", 1)[1]) == png
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4, 8])
+@pytest.mark.parametrize("w", [8, 13, 62, 66])
+def test_padded_buffer_encodes_only_the_page_width(bits, w):
+    """A page buffer padded to whole 64-bit words encodes to exactly the page columns."""
+    rng = np.random.default_rng(w * 10 + bits)
+    buf = np.full((9, -(-w // 8) * 8), 255, dtype=np.uint8)
+    buf[:, :w] = quantize(rng.integers(0, 256, size=(9, w), dtype=np.uint8), bits)
+    got = _decode(encode_png(buf, bits=bits, height=7, width=w))
+    np.testing.assert_array_equal(got, buf[:7, :w])

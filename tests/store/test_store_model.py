@@ -60,7 +60,9 @@ class StoreMachine(RuleBasedStateMachine):
 
     @initialize(target=conversations)
     def first(self):
-        return self.create()
+        conv = self.create()
+        self.commit(conv, 1)  # start non-empty: most rules have nothing to do on an empty tip
+        return conv
 
     @rule(target=conversations)
     def create(self):
@@ -133,10 +135,37 @@ class StoreMachine(RuleBasedStateMachine):
         if not path:
             return
         replaced = data.draw(st.lists(st.sampled_from(path), max_size=6, unique=True))
+        live = {v for k, v in m.labels.items() if k not in m.dropped}
+        labelled = sorted({v for v in live if v in path} - set(replaced))
+        if labelled and data.draw(st.booleans()):  # often hit a checkpoint's target
+            replaced.append(data.draw(st.sampled_from(labelled)))
         record = self.store.record_compaction(conv, {"run": 1}, ["text"], replaced)
         hit = {k for k, v in m.labels.items() if v in replaced and k not in m.dropped}
         assert set(record.dropped_checkpoints) == hit
         m.dropped |= hit
+
+    @rule(conv=conversations, data=st.data())
+    def compact_a_checkpoint(self, conv, data):
+        """Label the tip, then compact a span that includes it (the drop path, SPEC §6.6)."""
+        m = self.model[conv]
+        if m.tip is None:
+            return
+        label = f"cp{next(self.tags)}"
+        self.store.checkpoint(conv, label)
+        m.labels[label] = m.tip
+        path = m.path(m.tip)
+        replaced = data.draw(st.lists(st.sampled_from(path), max_size=4, unique=True))
+        if m.tip not in replaced:
+            replaced.append(m.tip)
+        record = self.store.record_compaction(conv, [], [], replaced)
+        hit = {k for k, v in m.labels.items() if v in replaced and k not in m.dropped}
+        assert set(record.dropped_checkpoints) == hit
+        m.dropped |= hit
+        try:
+            self.store.rewind(conv, label)
+        except NotFoundError:
+            return
+        raise AssertionError(f"rewind to dropped {label!r} should have failed")
 
     @invariant()
     def agrees_with_model(self):

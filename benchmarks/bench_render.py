@@ -1,0 +1,160 @@
+"""Render engine benchmarks by stage: layout, blit, encode, end_to_end.
+
+Run: ``pytest benchmarks/bench_render.py --benchmark-enable -p no:xdist``.
+Every benchmark warms the JIT first and records chars / pages / pixels in
+``extra_info``. Numbers measured on the project machine are in benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from glyphfold.render.api import atlas_for, render_text, resolve_setup
+from glyphfold.render.encode import encode_png
+from glyphfold.render.layout import FOLD_CHARS, Layout, to_codepoints
+from glyphfold.render.page import blit, blit_scanlines
+
+ROUNDS = 5
+
+
+def warm(fn, *args, **kwargs):
+    """Call ``fn`` once so JIT compilation / cache loading is never timed."""
+    return fn(*args, **kwargs)
+
+
+@pytest.fixture(scope="module", params=["regular", "dense", "large"])
+def prepared(request, mixed_text):
+    """Setup, atlas (filled) and the laid-out pages of the mixed transcript per shape."""
+    setup = resolve_setup(shape=request.param)
+    atlas = atlas_for(setup)
+    cps = to_codepoints(mixed_text)
+    lay = Layout(cps, setup.config)
+    cfg = setup.config
+    atlas.prepare(cps, lay.cls, (cfg.continuation, cfg.newline, *FOLD_CHARS.tolist()))
+    pages = list(lay.pages())
+    # the renderer's page buffer: padded to whole 64-bit words
+    page_w = cfg.cols * setup.cell_w
+    buf = np.full((cfg.rows * setup.cell_h, -(-page_w // 8) * 8), 255, dtype=np.uint8)
+    return request.param, setup, atlas, cps, pages, buf
+
+
+def _info(benchmark, prepared, **extra):
+    shape, setup, _, cps, pages, _buf = prepared
+    benchmark.extra_info.update(
+        shape=shape,
+        chars=int(cps.shape[0]),
+        pages=len(pages),
+        page_px=setup.config.cols * setup.cell_w * setup.config.rows * setup.cell_h,
+        pixels=setup.config.cols * setup.cell_w * setup.config.rows * setup.cell_h * len(pages),
+        cell=f"{setup.cell_w}x{setup.cell_h}",
+        **extra,
+    )
+
+
+@pytest.mark.benchmark(group="layout")
+def test_layout(benchmark, prepared):
+    """Text -> cell grids for the whole transcript (buffers reused, as the renderer does)."""
+    _, setup, _, cps, _, _ = prepared
+
+    def run():
+        n = 0
+        for _ in Layout(cps, setup.config).pages(reuse=True):
+            n += 1
+        return n
+
+    warm(run)
+    n = benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
+    _info(benchmark, prepared, pages_laid_out=n)
+
+
+@pytest.mark.benchmark(group="blit")
+def test_blit(benchmark, prepared):
+    """Cell grids -> 8-bit page pixels for every page, into one reused buffer."""
+    _, _, atlas, _, pages, buf = prepared
+
+    def run():
+        for pl in pages:
+            blit(pl, atlas, buf)
+
+    warm(run)
+    benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
+    _info(benchmark, prepared)
+
+
+@pytest.mark.benchmark(group="blit")
+def test_blit_bits(benchmark, prepared):
+    """Cell grids -> 1-bpp PNG scanlines directly (the renderer's path at 1 bit)."""
+    _, setup, atlas, _, pages, _ = prepared
+    cfg = setup.config
+    page_w = cfg.cols * setup.cell_w
+    raw = np.empty((cfg.rows * setup.cell_h, 1 + (page_w + 7) // 8), dtype=np.uint8)
+
+    def run():
+        for pl in pages:
+            blit_scanlines(pl, atlas, raw)
+
+    warm(run)
+    benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
+    _info(benchmark, prepared, scanline_bytes=int(raw.size))
+
+
+@pytest.mark.benchmark(group="blit")
+def test_memset_floor(benchmark, prepared):
+    """The floor for the blit: filling the same page bytes once per page."""
+    _, _, _, _, pages, buf = prepared
+
+    def run():
+        for _ in pages:
+            buf.fill(255)
+
+    benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
+    _info(benchmark, prepared)
+
+
+@pytest.mark.benchmark(group="encode")
+@pytest.mark.parametrize("bits", [1, 2, 8])
+def test_encode(benchmark, prepared, bits):
+    """Page pixels -> PNG bytes (pack + deflate + chunks), for every page."""
+    _, _, atlas, _, pages, buf = prepared
+    full = [pl for pl in pages if pl.n_rows == pages[0].n_rows]
+    page = blit(full[len(full) // 2], atlas, buf)
+    h, w = page.shape
+    levels = (1 << bits) - 1
+    # re-quantise the 1-bit page to the tested depth (same content, same size)
+    padded = ((buf.astype(np.int32) * levels + 127) // 255 * (255 // levels)).astype(np.uint8)
+
+    def run():
+        total = 0
+        for _ in pages:
+            total += len(encode_png(padded, bits=bits, height=h, width=w))
+        return total
+
+    warm(run)
+    total = benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
+    _info(benchmark, prepared, bits=bits, png_bytes_per_page=total // len(pages))
+
+
+@pytest.mark.benchmark(group="end_to_end")
+def test_end_to_end(benchmark, prepared, mixed_text):
+    """render_text on the whole transcript: text -> PNG bytes for every page."""
+    shape = prepared[0]
+    warm(render_text, mixed_text[:20_000], shape=shape)
+    res = benchmark.pedantic(
+        lambda: render_text(mixed_text, shape=shape), rounds=ROUNDS, warmup_rounds=1
+    )
+    _info(
+        benchmark,
+        prepared,
+        image_tokens=res.image_tokens,
+        png_bytes=sum(len(p.png) for p in res.pages),
+    )
+
+
+@pytest.mark.benchmark(group="end_to_end")
+@pytest.mark.parametrize("n_chars", [200, 2_000, 20_000])
+def test_small_render_latency(benchmark, mixed_text, n_chars):
+    """render_text on one tool-result-sized text: the per-call latency a harness pays."""
+    text = mixed_text[:n_chars]
+    warm(render_text, text)
+    res = benchmark.pedantic(lambda: render_text(text), rounds=50, warmup_rounds=2)
+    benchmark.extra_info.update(chars=n_chars, pages=len(res.pages), shape="regular")
