@@ -75,6 +75,15 @@ COMPOSE_RANGES: tuple[tuple[int, int], ...] = ((0x00C0, 0x00FF), (0x0100, 0x017F
 DOTLESS: dict[int, int] = {0x0069: 0x0131, 0x006A: 0x0237}
 
 _PLACEMENTS = ("above", "below", "overlay")
+# directive -> minimum number of arguments
+_ARITY = {
+    "font": 1, "cell": 2, "ascent": 1, "cap_height": 1, "x_height": 1, "glyph_width": 1,
+    "max_squash": 1, "box": 4, "char": 1, "mark": 2, "compose": 3, "alias": 2, "derive": 1,
+    "widen": 2, "embolden": 0,
+}  # fmt: skip
+_INT_DIRECTIVES = {
+    "cell", "ascent", "cap_height", "x_height", "glyph_width", "max_squash", "box", "widen",
+}  # fmt: skip
 
 
 class SourceError(ValueError):
@@ -226,6 +235,13 @@ def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = N
             continue
         parts = s.split()
         key = parts[0]
+        arity = _ARITY.get(key)
+        if arity is not None and len(parts) - 1 < arity:
+            msg = f"{where}: {key!r} needs {arity} argument(s), got {s!r}"
+            raise SourceError(msg)
+        if key in _INT_DIRECTIVES and not all(p.lstrip("-").isdigit() for p in parts[1:]):
+            msg = f"{where}: {key!r} takes integers, got {s!r}"
+            raise SourceError(msg)
         if key == "font":
             font.name = parts[1]
         elif key == "cell":
@@ -311,7 +327,7 @@ def _ink_rows(bm: Bitmap) -> list[int]:
 
 
 def _squash(bm: Bitmap, k: int, baseline: int) -> Bitmap | None:
-    """Remove k rows above the baseline (duplicated rows first), shifting the top down."""
+    """Drop k duplicated rows above the baseline, shifting the top down; None if too few."""
     out = [row[:] for row in bm]
     for _ in range(k):
         ink = [y for y in _ink_rows(out) if y < baseline]
