@@ -33,8 +33,8 @@ copies it, ``widen 11 2`` moves every drawing 2 px right in an 11-px cell
 a 1-px gap), and later directives (``font``, ``box``, ``char`` blocks that
 replace an inherited drawing) override.
 
-Letters of Latin-1 and Latin Extended-A that Unicode decomposes into a base
-letter and one combining mark are composed automatically (``i``/``j`` lose
+Letters of Latin-1, Latin Extended-A and Greek that Unicode decomposes into a
+base letter and one combining mark are composed automatically (``i``/``j`` lose
 their dot first); any ``char`` drawn by hand wins over composition. Box
 drawing (U+2500-U+257F) and block elements (U+2580-U+259F) are generated from
 their Unicode names so every line meets its neighbour cell exactly.
@@ -69,7 +69,7 @@ COMBINING_MARKS: dict[int, str] = {
 }
 
 # ranges whose canonical decompositions are composed automatically
-COMPOSE_RANGES: tuple[tuple[int, int], ...] = ((0x00C0, 0x00FF), (0x0100, 0x017F))
+COMPOSE_RANGES: tuple[tuple[int, int], ...] = ((0x00C0, 0x00FF), (0x0100, 0x017F), (0x0370, 0x03FF))
 
 # a dotted base loses its dot before an above-mark is added
 DOTLESS: dict[int, int] = {0x0069: 0x0131, 0x006A: 0x0237}
@@ -578,6 +578,13 @@ def _block_glyph(font: FontSource, cp: int) -> Bitmap | None:
 # --------------------------------------------------------------------------- assembly
 
 
+def _latin_twin(cp: int, latin_base: int) -> int | None:
+    """The precomposed letter with ``cp``'s marks on ``latin_base`` (e.g. Ά -> Á), if any."""
+    marks = unicodedata.normalize("NFD", chr(cp))[1:]
+    twin = unicodedata.normalize("NFC", chr(latin_base) + marks)
+    return ord(twin) if len(twin) == 1 else None
+
+
 def build_glyphs(font: FontSource) -> tuple[dict[int, Bitmap], dict[int, str]]:
     """Return every glyph bitmap (cell-sized) and how each was made."""
     out: dict[int, Bitmap] = {}
@@ -599,6 +606,8 @@ def build_glyphs(font: FontSource) -> tuple[dict[int, Bitmap], dict[int, str]]:
             parts = unicodedata.decomposition(chr(cp)).split()
             if len(parts) != 2 or parts[0].startswith("<"):
                 continue
+            if not unicodedata.category(chr(cp)).startswith("L"):
+                continue  # spacing accents (΅) are not letter + mark
             base, mark_cp = int(parts[0], 16), int(parts[1], 16)
             # a mark the font does not draw leaves the letter uncovered (coverage tests see it)
             if COMBINING_MARKS.get(mark_cp) in font.marks:
@@ -608,7 +617,18 @@ def build_glyphs(font: FontSource) -> tuple[dict[int, Bitmap], dict[int, str]]:
         if cp in font.glyphs:
             continue
         above = any(font.marks[m].placement == "above" for m in marks if m in font.marks)
-        base = DOTLESS.get(base, base) if above else base
+        if base in font.aliases:
+            # Greek Alpha is drawn as Latin A, so Alpha-tonos is the same drawing as A-acute
+            base = font.aliases[base]
+            same = _latin_twin(cp, base)
+            if same is not None and same in out:
+                out[cp] = [row[:] for row in out[same]]
+                how[cp] = f"alias of U+{same:04X}"
+                continue
+        if above and base in DOTLESS:
+            base = DOTLESS[base]
+            # a font may give i/j their own mark (e.g. an acute that keeps off the dot's spot)
+            marks = tuple(f"{m}_dotless" if f"{m}_dotless" in font.marks else m for m in marks)
         if base not in font.glyphs:
             continue  # composition needs a drawn base; coverage tests report the gap
         before = len(font.overlaps)
