@@ -33,7 +33,7 @@ copies it, ``widen 11 2`` moves every drawing 2 px right in an 11-px cell
 a 1-px gap), and later directives (``font``, ``box``, ``char`` blocks that
 replace an inherited drawing) override.
 
-Letters of Latin-1, Latin Extended-A and Greek that Unicode decomposes into a
+Letters of Latin-1, Latin Extended-A, Greek and Cyrillic that Unicode decomposes into a
 base letter and one combining mark are composed automatically (``i``/``j`` lose
 their dot first); any ``char`` drawn by hand wins over composition. Box
 drawing (U+2500-U+257F) and block elements (U+2580-U+259F) are generated from
@@ -69,7 +69,12 @@ COMBINING_MARKS: dict[int, str] = {
 }
 
 # ranges whose canonical decompositions are composed automatically
-COMPOSE_RANGES: tuple[tuple[int, int], ...] = ((0x00C0, 0x00FF), (0x0100, 0x017F), (0x0370, 0x03FF))
+COMPOSE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00C0, 0x00FF),
+    (0x0100, 0x017F),
+    (0x0370, 0x03FF),
+    (0x0400, 0x04FF),
+)
 
 # a dotted base loses its dot before an above-mark is added
 DOTLESS: dict[int, int] = {0x0069: 0x0131, 0x006A: 0x0237}

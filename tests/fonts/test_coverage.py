@@ -31,6 +31,8 @@ GREEK = [
     0x386, 0x388, 0x389, 0x38A, 0x38C, 0x38E, 0x38F,  # capitals with tonos
     *range(0x3AA, 0x3B0), *range(0x3CA, 0x3CF),  # tonos / dialytika
 ]  # fmt: skip
+CYRILLIC = [*range(0x410, 0x450), 0x401, 0x451, 0x404, 0x454, 0x406, 0x456, 0x407, 0x457,
+            0x40E, 0x45E, 0x490, 0x491]  # Russian, Ukrainian, Belarusian  # fmt: skip
 SPACES = [0x20, 0xA0, *range(0x2000, 0x200B), 0x202F, 0x205F]
 
 
@@ -60,8 +62,8 @@ def test_package_data_ships_fonts_and_sources() -> None:
 
 @pytest.mark.parametrize(
     "block",
-    [ASCII, LATIN_1, LATIN_EXT_A, PUNCTUATION, ARROWS, GREEK],
-    ids=["ascii", "latin-1", "latin-ext-a", "punctuation", "arrows", "greek"],
+    [ASCII, LATIN_1, LATIN_EXT_A, PUNCTUATION, ARROWS, GREEK, CYRILLIC],
+    ids=["ascii", "latin-1", "latin-ext-a", "punctuation", "arrows", "greek", "cyrillic"],
 )
 def test_block_is_covered(font: BuiltFont, block) -> None:
     missing = [f"U+{cp:04X}" for cp in block if cp not in font.glyphs]
