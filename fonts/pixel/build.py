@@ -33,8 +33,8 @@ copies it, ``widen 11 2`` moves every drawing 2 px right in an 11-px cell
 a 1-px gap), and later directives (``font``, ``box``, ``char`` blocks that
 replace an inherited drawing) override.
 
-Letters of Latin-1 and Latin Extended-A that Unicode decomposes into a base
-letter and one combining mark are composed automatically (``i``/``j`` lose
+Letters of Latin-1, Latin Extended-A, Greek and Cyrillic that Unicode decomposes into a
+base letter and one combining mark are composed automatically (``i``/``j`` lose
 their dot first); any ``char`` drawn by hand wins over composition. Box
 drawing (U+2500-U+257F) and block elements (U+2580-U+259F) are generated from
 their Unicode names so every line meets its neighbour cell exactly.
@@ -69,12 +69,26 @@ COMBINING_MARKS: dict[int, str] = {
 }
 
 # ranges whose canonical decompositions are composed automatically
-COMPOSE_RANGES: tuple[tuple[int, int], ...] = ((0x00C0, 0x00FF), (0x0100, 0x017F))
+COMPOSE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00C0, 0x00FF),
+    (0x0100, 0x017F),
+    (0x0370, 0x03FF),
+    (0x0400, 0x04FF),
+)
 
 # a dotted base loses its dot before an above-mark is added
 DOTLESS: dict[int, int] = {0x0069: 0x0131, 0x006A: 0x0237}
 
 _PLACEMENTS = ("above", "below", "overlay")
+# directive -> minimum number of arguments
+_ARITY = {
+    "font": 1, "cell": 2, "ascent": 1, "cap_height": 1, "x_height": 1, "glyph_width": 1,
+    "max_squash": 1, "box": 4, "char": 1, "mark": 2, "compose": 3, "alias": 2, "derive": 1,
+    "widen": 2, "embolden": 0,
+}  # fmt: skip
+_INT_DIRECTIVES = {
+    "cell", "ascent", "cap_height", "x_height", "glyph_width", "max_squash", "box", "widen",
+}  # fmt: skip
 
 
 class SourceError(ValueError):
@@ -226,6 +240,13 @@ def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = N
             continue
         parts = s.split()
         key = parts[0]
+        arity = _ARITY.get(key)
+        if arity is not None and len(parts) - 1 < arity:
+            msg = f"{where}: {key!r} needs {arity} argument(s), got {s!r}"
+            raise SourceError(msg)
+        if key in _INT_DIRECTIVES and not all(p.lstrip("-").isdigit() for p in parts[1:]):
+            msg = f"{where}: {key!r} takes integers, got {s!r}"
+            raise SourceError(msg)
         if key == "font":
             font.name = parts[1]
         elif key == "cell":
@@ -311,7 +332,7 @@ def _ink_rows(bm: Bitmap) -> list[int]:
 
 
 def _squash(bm: Bitmap, k: int, baseline: int) -> Bitmap | None:
-    """Remove k rows above the baseline (duplicated rows first), shifting the top down."""
+    """Drop k duplicated rows above the baseline, shifting the top down; None if too few."""
     out = [row[:] for row in bm]
     for _ in range(k):
         ink = [y for y in _ink_rows(out) if y < baseline]
@@ -562,6 +583,13 @@ def _block_glyph(font: FontSource, cp: int) -> Bitmap | None:
 # --------------------------------------------------------------------------- assembly
 
 
+def _latin_twin(cp: int, latin_base: int) -> int | None:
+    """The precomposed letter with ``cp``'s marks on ``latin_base`` (e.g. Ά -> Á), if any."""
+    marks = unicodedata.normalize("NFD", chr(cp))[1:]
+    twin = unicodedata.normalize("NFC", chr(latin_base) + marks)
+    return ord(twin) if len(twin) == 1 else None
+
+
 def build_glyphs(font: FontSource) -> tuple[dict[int, Bitmap], dict[int, str]]:
     """Return every glyph bitmap (cell-sized) and how each was made."""
     out: dict[int, Bitmap] = {}
@@ -583,6 +611,8 @@ def build_glyphs(font: FontSource) -> tuple[dict[int, Bitmap], dict[int, str]]:
             parts = unicodedata.decomposition(chr(cp)).split()
             if len(parts) != 2 or parts[0].startswith("<"):
                 continue
+            if not unicodedata.category(chr(cp)).startswith("L"):
+                continue  # spacing accents (΅) are not letter + mark
             base, mark_cp = int(parts[0], 16), int(parts[1], 16)
             # a mark the font does not draw leaves the letter uncovered (coverage tests see it)
             if COMBINING_MARKS.get(mark_cp) in font.marks:
@@ -592,7 +622,18 @@ def build_glyphs(font: FontSource) -> tuple[dict[int, Bitmap], dict[int, str]]:
         if cp in font.glyphs:
             continue
         above = any(font.marks[m].placement == "above" for m in marks if m in font.marks)
-        base = DOTLESS.get(base, base) if above else base
+        if base in font.aliases:
+            # Greek Alpha is drawn as Latin A, so Alpha-tonos is the same drawing as A-acute
+            base = font.aliases[base]
+            same = _latin_twin(cp, base)
+            if same is not None and same in out:
+                out[cp] = [row[:] for row in out[same]]
+                how[cp] = f"alias of U+{same:04X}"
+                continue
+        if above and base in DOTLESS:
+            base = DOTLESS[base]
+            # a font may give i/j their own mark (e.g. an acute that keeps off the dot's spot)
+            marks = tuple(f"{m}_dotless" if f"{m}_dotless" in font.marks else m for m in marks)
         if base not in font.glyphs:
             continue  # composition needs a drawn base; coverage tests report the gap
         before = len(font.overlaps)

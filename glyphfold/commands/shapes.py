@@ -20,16 +20,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shape", action="append", metavar="NAME", help="only this shape (repeatable)"
     )
+    parser.add_argument(
+        "--page",
+        metavar="WxH",
+        help="price this page size instead of each profile's default page (px)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON list of rows")
     parser.add_argument("--why", action="store_true", help="also print the reason for each shape")
 
 
-def shape_rows(shapes: list, profiles: list) -> list[dict[str, object]]:
+def shape_rows(
+    shapes: list, profiles: list, *, page: tuple[int, int] | None = None
+) -> list[dict[str, object]]:
     """Return one row per (shape, profile): page geometry, chars and image tokens per page."""
     rows = []
     for shape in shapes:
         for prof in profiles:
-            page_w, page_h = prof.default_page
+            page_w, page_h = page if page is not None else prof.default_page
             cols, lines = shape.cells_per_page(page_w, page_h)
             chars = cols * lines
             tokens = prof.cost(page_w, page_h)
@@ -51,6 +58,8 @@ def shape_rows(shapes: list, profiles: list) -> list[dict[str, object]]:
                     # text costs ~4 chars per token (the heuristic of SPEC §3.4)
                     "vs_text_chars4": round(chars / 4 / tokens, 2) if tokens else None,
                     "profile_default": prof.default_shape == shape.name,
+                    # False: the provider resizes this page before reading it
+                    "native": prof.fits(page_w, page_h),
                 }
             )
     return rows
@@ -72,7 +81,12 @@ def run(args: argparse.Namespace) -> int:
         msg = f"profile {', '.join(blind)} has no vision: no page is ever sent to it"
         raise InputError(msg)
     shapes = [get_shape(name) for name in args.shape] if args.shape else list(SHAPES.values())
-    rows = shape_rows(shapes, profiles)
+    page = None
+    if args.page is not None:
+        from glyphfold.render.api import parse_size
+
+        page = parse_size(args.page, what="page")
+    rows = shape_rows(shapes, profiles, page=page)
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return 0
@@ -87,12 +101,17 @@ def run(args: argparse.Namespace) -> int:
         glyph = "x".join(map(str, r["glyph"]))  # type: ignore[arg-type]
         page = "x".join(map(str, r["page"]))  # type: ignore[arg-type]
         mark = "*" if r["profile_default"] else " "
+        if not r["native"]:
+            mark = "!"
         print(
             f"{r['shape']:<8} {cell:>5} {glyph:>5} {r['font']:<18} {r['profile'] + mark:<17} "
             f"{page:>9} {r['chars_per_page']:>10,} {r['image_tokens_per_page']:>8,} "
             f"{r['chars_per_image_token']:>9} {r['vs_text_chars4']:>6}x"
         )
-    print("* the profile's default shape; 'vs text' = (chars / 4) / image tokens")
+    print(
+        "* the profile's default shape; ! the provider downscales this page (unreadable); "
+        "'vs text' = (chars / 4) / image tokens"
+    )
     if args.why:
         for shape in shapes:
             print()

@@ -219,6 +219,8 @@ def test_box_drawing_is_generated_from_unicode_names() -> None:
         (("compose U+0100 U+0045 bar", "compose U+0100 U+0045 nope"), "unknown mark 'nope'"),
         (("char U+005A Z", "char U+0045 Z"), "drawn twice"),
         (("char U+005A Z", "char 005A Z"), "expected a codepoint"),
+        (("cell 6 10", "cell 6"), "'cell' needs 2 argument(s)"),
+        (("ascent 8", "ascent eight"), "'ascent' takes integers"),
     ],
 )
 def test_source_errors_name_the_problem(patch: tuple[str, str], message: str) -> None:

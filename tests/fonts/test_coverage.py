@@ -26,6 +26,13 @@ PUNCTUATION = [
 ARROWS = [0x2190, 0x2191, 0x2192, 0x2193, 0x2194, 0x2195, 0x21A9, 0x21AA, 0x21B5, 0x21D0,
           0x21D2, 0x21D4]  # fmt: skip
 BOX_REQUIRED = "─━│┃┌┐└┘┏┓┗┛├┤┬┴┼┣┫┳┻╋═║╔╗╚╝╠╣╦╩╬╭╮╯╰╱╲╳┄┆"
+GREEK = [
+    *range(0x391, 0x3A2), *range(0x3A3, 0x3AA), *range(0x3B1, 0x3CA),  # letters
+    0x386, 0x388, 0x389, 0x38A, 0x38C, 0x38E, 0x38F,  # capitals with tonos
+    *range(0x3AA, 0x3B0), *range(0x3CA, 0x3CF),  # tonos / dialytika
+]  # fmt: skip
+CYRILLIC = [*range(0x410, 0x450), 0x401, 0x451, 0x404, 0x454, 0x406, 0x456, 0x407, 0x457,
+            0x40E, 0x45E, 0x490, 0x491]  # Russian, Ukrainian, Belarusian  # fmt: skip
 SPACES = [0x20, 0xA0, *range(0x2000, 0x200B), 0x202F, 0x205F]
 
 
@@ -55,8 +62,8 @@ def test_package_data_ships_fonts_and_sources() -> None:
 
 @pytest.mark.parametrize(
     "block",
-    [ASCII, LATIN_1, LATIN_EXT_A, PUNCTUATION, ARROWS],
-    ids=["ascii", "latin-1", "latin-ext-a", "punctuation", "arrows"],
+    [ASCII, LATIN_1, LATIN_EXT_A, PUNCTUATION, ARROWS, GREEK, CYRILLIC],
+    ids=["ascii", "latin-1", "latin-ext-a", "punctuation", "arrows", "greek", "cyrillic"],
 )
 def test_block_is_covered(font: BuiltFont, block) -> None:
     missing = [f"U+{cp:04X}" for cp in block if cp not in font.glyphs]

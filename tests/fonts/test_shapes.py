@@ -140,3 +140,18 @@ def test_public_names_resolve_lazily() -> None:
     assert glyphfold.Shape is Shape
     assert glyphfold.bundled_fonts() == bundled_fonts()
     assert {"Shape", "get_shape", "shape_names", "bundled_fonts"} <= set(dir(glyphfold))
+
+
+def test_cli_prices_a_custom_page_and_flags_downscaling(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["shapes", "--page", "1000x500", "--shape", "regular", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    for row in rows:
+        prof = get_profile(row["profile"])
+        assert row["page"] == [1000, 500]
+        assert row["chars_per_page"] == (1000 // 8) * (500 // 16)
+        assert row["image_tokens_per_page"] == prof.cost(1000, 500)
+        assert row["native"] == prof.fits(1000, 500)
+    assert main(["shapes", "--page", "4000x4000", "--profile", "anthropic"]) == 0
+    assert "!" in capsys.readouterr().out  # Claude's standard tier downscales a 4000 px page
+    assert main(["shapes", "--page", "12"]) == 2
+    assert "page must look like WxH" in capsys.readouterr().err
