@@ -228,7 +228,9 @@ class Snapshot:
         source_all, spans = serialise(middle_all, names, cfg.transcript)
         span_end = {k: e for k, _, e in spans}
         page_starts, page_tokens, page_bytes = self._plan(source_all, profile)
-        overhead = 300  # guide + factsheet + ack per snapshot (factsheet capped), tokens
+        # per snapshot: guide + ack (~120 tokens) and the factsheet at its cap, so a
+        # factsheet can never push the result over the budget it was planned for
+        overhead = 120 + (cfg.factsheet.max_chars + 160) // 4
 
         costs = [ctx.count_message(m) for m in ends_src.messages]
         suffix = [0] * (len(msgs) + 1)  # suffix[i] = tokens of ends_src messages [i, n)
