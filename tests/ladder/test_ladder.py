@@ -542,3 +542,20 @@ def test_alternation_kept_when_the_head_ends_on_a_tool_result():
     assert find_violations(result.messages) == []
     kinds = [m.get("x_glyphfold", {}).get("kind") for m in result.messages["messages"]]
     assert kinds[3:6] == ["bridge", "snapshot", "snapshot_ack"]
+
+
+def test_ladder_events_reach_the_callers_bus(session):
+    """SummaryFailed and HistoryTrimmed are announced on the bus the caller passes."""
+    bus = EventBus()
+    seen = []
+    bus.subscribe(seen.append)
+
+    def broken(text):
+        raise RuntimeError("no key")
+
+    result = compact(session, budget=BUDGET, rungs="summary,trim", summarizer=broken, bus=bus)
+    assert [type(e) for e in seen] == [SummaryFailed, HistoryTrimmed]
+    assert set(map(type, result.events)) == {HistoryTrimmed, SummaryFailed}
+    seen.clear()
+    compact(session, budget=BUDGET, rungs="summary,trim", summarizer=broken, bus=bus, dry_run=True)
+    assert seen == []
