@@ -12,7 +12,7 @@ import pytest
 from glyphfold.render.api import atlas_for, render_text, resolve_setup
 from glyphfold.render.encode import encode_png
 from glyphfold.render.layout import FOLD_CHARS, Layout, to_codepoints
-from glyphfold.render.page import blit
+from glyphfold.render.page import blit, blit_scanlines
 
 ROUNDS = 5
 
@@ -82,6 +82,23 @@ def test_blit(benchmark, prepared):
 
 
 @pytest.mark.benchmark(group="blit")
+def test_blit_bits(benchmark, prepared):
+    """Cell grids -> 1-bpp PNG scanlines directly (the renderer's path at 1 bit)."""
+    _, setup, atlas, _, pages, _ = prepared
+    cfg = setup.config
+    page_w = cfg.cols * setup.cell_w
+    raw = np.empty((cfg.rows * setup.cell_h, 1 + (page_w + 7) // 8), dtype=np.uint8)
+
+    def run():
+        for pl in pages:
+            blit_scanlines(pl, atlas, raw)
+
+    warm(run)
+    benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
+    _info(benchmark, prepared, scanline_bytes=int(raw.size))
+
+
+@pytest.mark.benchmark(group="blit")
 def test_memset_floor(benchmark, prepared):
     """The floor for the blit: filling the same page bytes once per page."""
     _, _, _, _, pages, buf = prepared
@@ -131,3 +148,13 @@ def test_end_to_end(benchmark, prepared, mixed_text):
         image_tokens=res.image_tokens,
         png_bytes=sum(len(p.png) for p in res.pages),
     )
+
+
+@pytest.mark.benchmark(group="end_to_end")
+@pytest.mark.parametrize("n_chars", [200, 2_000, 20_000])
+def test_small_render_latency(benchmark, mixed_text, n_chars):
+    """render_text on one tool-result-sized text: the per-call latency a harness pays."""
+    text = mixed_text[:n_chars]
+    warm(render_text, text)
+    res = benchmark.pedantic(lambda: render_text(text), rounds=50, warmup_rounds=2)
+    benchmark.extra_info.update(chars=n_chars, pages=len(res.pages), shape="regular")

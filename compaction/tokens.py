@@ -10,6 +10,14 @@ results are costed by the UTF-8 byte size of their text.
 the wire history is sent to the provider as-is (every image in it is billed),
 rather than by a harness that, like the seed's runtime, only attaches the images
 of current tool results.
+
+Exact counting: pass ``counter=`` an exact tokenizer to replace the heuristic.
+``BpeCounter`` (extra ``glyphfold[tokenizer]``, the bpe-openai package) counts
+OpenAI's ``o200k_base`` / ``cl100k_base`` exactly and fully offline: its tables
+are compiled into the wheel. ``TiktokenCounter`` gives the same counts but
+tiktoken downloads its tables, so it works only once they are in
+``TIKTOKEN_CACHE_DIR``. Both count special tokens such as ``<|endoftext|>`` as
+plain text (what a chat message's text costs) and add no per-message framing.
 """
 
 from __future__ import annotations
@@ -38,9 +46,11 @@ from glyphfold.compaction.turns import TOOL_RESULTS_PREFIX, segment_turns
 from glyphfold.errors import InputError, TokenizerUnavailableError
 
 __all__ = [
+    "BPE_ENCODINGS",
     "CHARS_PER_TOKEN",
     "FRAMING_TOKENS",
     "IMAGE_POLICIES",
+    "BpeCounter",
     "HeuristicCounter",
     "TiktokenCounter",
     "TokenCosts",
@@ -134,7 +144,8 @@ class TiktokenCounter:
                 "downloads at run time; load it once with network access "
                 f"(python -c \"import tiktoken; tiktoken.get_encoding('{encoding}')\") "
                 "with TIKTOKEN_CACHE_DIR set to a persistent directory, then set the same "
-                "TIKTOKEN_CACHE_DIR here, or use HeuristicCounter"
+                "TIKTOKEN_CACHE_DIR here, or use BpeCounter (same counts, no download: "
+                "pip install 'glyphfold[tokenizer]') or HeuristicCounter"
             )
             raise TokenizerUnavailableError(msg)
         self._enc = tiktoken.get_encoding(encoding)
@@ -143,6 +154,59 @@ class TiktokenCounter:
     def count(self, text: str) -> int:
         """Exact token count (special tokens counted as plain text)."""
         return len(self._enc.encode(text, disallowed_special=()))
+
+
+# OpenAI encodings whose tables are compiled into bpe-openai's extension. Its
+# get_encoding also knows r50k/p50k/gpt2, but those go through tiktoken and download.
+BPE_ENCODINGS = ("o200k_base", "cl100k_base")
+
+
+def _utf8_safe(text: str) -> str:
+    """Lone surrogates become U+FFFD, as tiktoken does before it encodes."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class BpeCounter:
+    """Exact OpenAI token counts, offline (optional extra ``glyphfold[tokenizer]``).
+
+    Backed by the bpe-openai package (GitHub's Rust ``bpe-openai`` crate): the
+    BPE tables ship inside its wheel, so nothing is downloaded, ever. Counts
+    equal ``len(tiktoken.get_encoding(encoding).encode(text, disallowed_special=()))``.
+    """
+
+    __slots__ = ("_tokenizer", "encoding")
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        if encoding not in BPE_ENCODINGS:
+            msg = f"unknown bpe-openai encoding {encoding!r}; valid: {list(BPE_ENCODINGS)}"
+            raise InputError(msg)
+        try:
+            # The compiled tokenizer, not bpe_openai.get_encoding(): that wrapper builds
+            # a 200k-entry decode table per call (~0.2 s) and refuses texts of 1M chars
+            # or 200k tokens, which a long tool result can exceed; count() has no limit.
+            from bpe_openai import _bindings
+        except ImportError as exc:
+            msg = "BpeCounter needs bpe-openai: pip install 'glyphfold[tokenizer]'"
+            raise TokenizerUnavailableError(msg) from exc
+        make = getattr(_bindings, "tokenizer_for_encoding", None)
+        if make is None:
+            msg = (
+                "this bpe-openai has no bpe_openai._bindings.tokenizer_for_encoding; "
+                "install a compatible one: pip install 'glyphfold[tokenizer]'"
+            )
+            raise TokenizerUnavailableError(msg)
+        self._tokenizer = make(encoding)
+        self.encoding = encoding
+
+    def __repr__(self) -> str:
+        return f"BpeCounter({self.encoding!r})"
+
+    def count(self, text: str) -> int:
+        """Exact token count (special tokens counted as plain text)."""
+        try:
+            return self._tokenizer.count(text)
+        except UnicodeEncodeError:
+            return self._tokenizer.count(_utf8_safe(text))
 
 
 _HEURISTIC = HeuristicCounter()

@@ -64,6 +64,7 @@ WELL_KNOWN: dict[str, tuple[str, ...]] = {
 _FONT_SUFFIXES = (".ttf", ".otf", ".ttc", ".otc", ".bdf", ".pcf", ".pcf.gz", ".pfb", ".woff")
 
 
+@functools.lru_cache(maxsize=1)
 def bundled() -> dict[str, Path]:
     """Return the fonts shipped with glyphfold (name -> path); empty if none exist."""
     from glyphfold.fonts.pixel import bundled_fonts
@@ -161,6 +162,7 @@ def resolve_font(
     raise FontNotFoundError(msg)
 
 
+@functools.lru_cache(maxsize=64)
 def fallback_chain(primary: Path, *, cell_h: int) -> tuple[Path, ...]:
     """Return the per-code-point font chain: primary first, then system fallbacks.
 

@@ -47,6 +47,7 @@ _LAZY: dict[str, str] = {
     "TokenCounter": "glyphfold.compaction.tokens",
     "HeuristicCounter": "glyphfold.compaction.tokens",
     "TiktokenCounter": "glyphfold.compaction.tokens",
+    "BpeCounter": "glyphfold.compaction.tokens",
     "effective_context_budget": "glyphfold.compaction.budget",
     "BudgetConfig": "glyphfold.compaction.budget",
     "check_fits": "glyphfold.compaction.budget",

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "tree": "glyphfold.commands.tree",
     "sessions": "glyphfold.commands.sessions",
     "export": "glyphfold.commands.export",
+    "import": "glyphfold.commands.import_history",
     "bench": "glyphfold.commands.bench",
     "shapes": "glyphfold.commands.shapes",
     "validate": "glyphfold.commands.validate",

@@ -379,21 +379,20 @@ class OcrEngine(Protocol):
 class RapidOcrEngine:
     """rapidocr-onnxruntime (PP-OCR models shipped in the wheel; nothing downloaded).
 
-    ``mode="lines"`` crops each text line and runs the recogniser alone on it;
-    ``mode="page"`` runs detection + recognition on the whole page.
+    Each text line is cropped at the line pitch and given to the recogniser
+    alone (its text detector is not needed: glyphfold pages are a known grid,
+    and on whole pages it merged and split words).
     """
 
     name = "rapidocr"
 
-    def __init__(self, *, scale: int = 1, pad_px: int = 4, mode: str = "lines") -> None:
-        if mode not in ("lines", "page"):
-            msg = f"mode must be 'lines' or 'page', got {mode!r}"
-            raise ValueError(msg)
+    def __init__(self, *, scale: int = 1, pad_px: int = 4, threads: int = -1) -> None:
         upscale(_tiny(), scale)  # validates scale
         from rapidocr_onnxruntime import RapidOCR
 
-        self.scale, self.pad_px, self.mode = scale, pad_px, mode
-        self._engine = RapidOCR()
+        self.scale, self.pad_px = scale, pad_px
+        # threads=-1: onnxruntime's default (all cores); 1 under pytest-xdist workers
+        self._engine = RapidOCR(intra_op_num_threads=threads, inter_op_num_threads=threads)
         self._lock = threading.Lock()
 
     def _rec(self, strips: list[np.ndarray]) -> list[str]:
@@ -422,40 +421,11 @@ class RapidOcrEngine:
         lang: str | None = None,
     ) -> str:
         gray = to_dark_on_light(gray)
-        if self.mode == "page":
-            return self._read_page(gray)
         strips = []
         for top, bottom in split_lines(gray, pitch_px=pitch_px, offset_px=offset_px):
             strip = _trim_right(gray[top:bottom])
             strips.append(upscale(_pad(strip, self.pad_px), self.scale))
         return "\n".join(self._rec(strips))
-
-    def _read_page(self, gray: np.ndarray) -> str:
-        import numpy as np
-
-        img = upscale(_pad(gray, self.pad_px), self.scale)
-        with self._lock:
-            result, _ = self._engine(np.stack([img] * 3, axis=-1))
-        # (top, bottom, left, text), grouped into lines by vertical overlap
-        boxes = sorted(
-            (
-                min(p[1] for p in box),
-                max(p[1] for p in box),
-                min(p[0] for p in box),
-                text,
-            )
-            for box, text, _ in result or []
-        )
-        lines: list[list[tuple[float, float, float, str]]] = []
-        for box in boxes:
-            if lines:
-                top, bottom = lines[-1][0][0], lines[-1][0][1]
-                centre = (box[0] + box[1]) / 2
-                if top <= centre <= bottom:
-                    lines[-1].append(box)
-                    continue
-            lines.append([box])
-        return "\n".join(" ".join(b[3] for b in sorted(line, key=lambda b: b[2])) for line in lines)
 
 
 class TesseractEngine:

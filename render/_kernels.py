@@ -301,45 +301,42 @@ def _pad(grid, src, want_src, r, c, cols):
 
 
 @njit(**_JIT)
-def collect_unmapped(cps, cls, table, out):
-    """Write the distinct visible code points of ``cps`` with no atlas slot into ``out``.
+def collect_unclassified(cps, cls, out):
+    """Write code points of ``cps`` whose class is still unknown into ``out``.
 
-    Marks them in ``table`` with -2 so each is listed once; returns how many.
+    Stops at ``out``'s capacity and returns how many it found (possibly repeated).
     """
     m = 0
+    cap = out.shape[0]
     for i in range(cps.shape[0]):
         cp = cps[i]
-        if table[cp] == -1:
-            k = cls[cp]
-            if k == C_NARROW or k == C_WIDE:  # noqa: SIM109 - plain compares stay cheap in numba
-                table[cp] = -2
-                if m < out.shape[0]:
-                    out[m] = cp
-                m += 1
+        if cls[cp] == C_UNKNOWN:
+            if m >= cap:
+                return m + 1
+            out[m] = cp
+            m += 1
     return m
 
 
 @njit(**_JIT)
-def blit_page(grid, n_rows, table, cells, page):
-    """Copy the atlas cell of every grid code into ``page`` (no blending).
+def collect_unmapped(cps, cls, table, out):
+    """Write visible code points of ``cps`` that have no atlas slot yet into ``out``.
 
-    A ``WIDE_CONT`` code takes the slot after the previous cell's (the right half
-    of a wide glyph).
+    Stops at ``out``'s capacity (returning capacity + 1); repeats are possible, so
+    the caller de-duplicates. Returns how many were written.
     """
-    ch = cells.shape[1]
-    cw = cells.shape[2]
-    cols = grid.shape[1]
-    for r in range(n_rows):
-        prev = 0
-        y0 = r * ch
-        for c in range(cols):
-            code = grid[r, c]
-            slot = prev + 1 if code == WIDE_CONT else table[code]
-            prev = slot
-            x0 = c * cw
-            for y in range(ch):
-                for x in range(cw):
-                    page[y0 + y, x0 + x] = cells[slot, y, x]
+    m = 0
+    cap = out.shape[0]
+    for i in range(cps.shape[0]):
+        cp = cps[i]
+        if table[cp] < 0:
+            k = cls[cp]
+            if k == C_NARROW or k == C_WIDE:  # noqa: SIM109
+                if m >= cap:
+                    return m + 1
+                out[m] = cp
+                m += 1
+    return m
 
 
 _PAPER64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -441,6 +438,63 @@ def blit_page_stream(grid, n_rows, table, words, cw, page64):
                 o += 1
             for i in range(max(o, paper_from), words_per_row):
                 out[i] = _PAPER64
+
+
+@njit(**_JIT)
+def blit_bits(grid, n_rows, table, bitrows, cw, out):
+    """Draw 1-bpp PNG scanlines straight from the grid (no 8-bit page in between).
+
+    ``bitrows`` (n, cell_h) int64 holds each atlas cell row as ``cw`` bits, the
+    leftmost pixel in the highest bit, 1 = paper. ``out`` (H, 1 + row_bytes) uint8
+    receives filter byte 0 and the packed rows; bits past the page width are 1.
+    """
+    ch = bitrows.shape[1]
+    cols = grid.shape[1]
+    row_bytes = out.shape[1] - 1
+    slots = np.empty(cols, dtype=np.int64)
+    for r in range(n_rows):
+        prev = 0
+        end = _printed_cols(grid, r)
+        for c in range(end):
+            code = grid[r, c]
+            slot = prev + 1 if code == WIDE_CONT else table[code]
+            slots[c] = slot
+            prev = slot
+        for y in range(ch):
+            dst = out[r * ch + y]
+            dst[0] = 0
+            o = 1
+            if cw == 8:
+                for c in range(end):
+                    dst[o] = bitrows[slots[c], y]
+                    o += 1
+            else:
+                # accumulate cell rows, flush 32 bits at a time (one branch per flush)
+                acc = 0
+                nbits = 0
+                for c in range(end):
+                    acc = (acc << cw) | bitrows[slots[c], y]
+                    nbits += cw
+                    if nbits >= 32:
+                        nbits -= 32
+                        word = acc >> nbits
+                        dst[o] = (word >> 24) & 0xFF
+                        dst[o + 1] = (word >> 16) & 0xFF
+                        dst[o + 2] = (word >> 8) & 0xFF
+                        dst[o + 3] = word & 0xFF
+                        o += 4
+                        acc &= (1 << nbits) - 1
+                while nbits >= 8:
+                    nbits -= 8
+                    dst[o] = (acc >> nbits) & 0xFF
+                    o += 1
+                acc &= (1 << nbits) - 1
+                if nbits:
+                    # pending ink bits, then paper
+                    dst[o] = ((acc << (8 - nbits)) | ((1 << (8 - nbits)) - 1)) & 0xFF
+                    o += 1
+            for i in range(o, row_bytes + 1):
+                dst[i] = 0xFF
 
 
 @njit(**_JIT)

@@ -14,7 +14,13 @@ import numpy as np
 from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
 from glyphfold.fonts.resolve import fallback_chain, install_hint, resolve_font
 from glyphfold.render.atlas import Atlas, get_atlas
-from glyphfold.render.encode import BIT_DEPTHS, DEFAULT_LEVEL, encode_png
+from glyphfold.render.encode import (
+    BIT_DEPTHS,
+    DEFAULT_LEVEL,
+    encode_png,
+    png_from_scanlines,
+    row_bytes,
+)
 from glyphfold.render.layout import (
     FOLD_CHARS,
     MIN_COLS,
@@ -22,7 +28,7 @@ from glyphfold.render.layout import (
     LayoutConfig,
     to_codepoints,
 )
-from glyphfold.render.page import Page, blit
+from glyphfold.render.page import MAX_BITS_CELL_W, Page, blit, blit_scanlines
 
 from glyphfold.errors import InputError, LayoutError
 
@@ -251,16 +257,27 @@ def render_text(
     atlas.prepare(cps, lay.cls, extra)
     cfg = setup.config
     page_w = cfg.cols * setup.cell_w
-    # padded to whole 64-bit words so low-bit packing works 8 pixels at a time; the
-    # padding stays paper (deterministic bytes, ignored by PNG decoders)
-    buf = np.full((cfg.rows * setup.cell_h, -(-page_w // 8) * 8), 255, dtype=np.uint8)
+    page_h = cfg.rows * setup.cell_h
+    # 1 bpp (every profile's default): rows go straight into PNG scanlines
+    direct = setup.bits == 1 and setup.cell_w <= MAX_BITS_CELL_W and not keep_pixels
+    if direct:
+        raw = np.empty((page_h, 1 + row_bytes(page_w, 1)), dtype=np.uint8)
+    else:
+        # padded to whole 64-bit words so low-bit packing works 8 pixels at a time;
+        # the padding stays paper (deterministic bytes, ignored by PNG decoders)
+        buf = np.full((page_h, -(-page_w // 8) * 8), 255, dtype=np.uint8)
     pages: list[Page] = []
+    pixels = None
     for pl in lay.pages(reuse=not keep_pixels):
-        pixels = blit(pl, atlas, buf)
-        h, w = pixels.shape
-        png = encode_png(buf, bits=setup.bits, level=level, max_bytes=limit, height=h, width=w)
-        if keep_pixels:
-            pixels = pixels.copy()
+        w, h = page_w, pl.n_rows * setup.cell_h
+        if direct:
+            rows = blit_scanlines(pl, atlas, raw)
+            png = png_from_scanlines(rows, width=w, bits=1, level=level, max_bytes=limit)
+        else:
+            pixels = blit(pl, atlas, buf)
+            png = encode_png(buf, bits=setup.bits, level=level, max_bytes=limit, height=h, width=w)
+            if keep_pixels:
+                pixels = pixels.copy()
         pages.append(
             Page(
                 png=png,

@@ -56,6 +56,7 @@ class Atlas:
         self.missing: set[int] = set()
         self._lock = threading.Lock()
         self._words: np.ndarray | None = None
+        self._bitrows: np.ndarray | None = None
         self._box = self._add(quantize(replacement_box(cell_w, cell_h), bits))
         wide_box = replacement_box(2 * cell_w, cell_h)
         self._wide_box = self._add(quantize(wide_box, bits))
@@ -89,31 +90,47 @@ class Atlas:
 
     def prepare(self, cps: np.ndarray, cls: np.ndarray, extra: tuple[int, ...] = ()) -> None:
         """Make sure every visible code point of ``cps`` (and ``extra``) has a slot."""
-        out = np.empty(4096, dtype=np.uint32)
-        with self._lock:
-            table = self.table.copy()
-            m = K.collect_unmapped(cps, cls, table, out)
-            if m > out.shape[0]:
-                out = np.empty(m, dtype=np.uint32)
-                table = self.table.copy()
-                K.collect_unmapped(cps, cls, table, out)
-        todo = [int(c) for c in out[:m]]
-        todo += [c for c in extra if self.table[c] < 0]
+        todo = [c for c in extra if self.table[c] < 0]
         if todo:
             self.ensure(todo, [bool(cls[c] == K.C_WIDE) for c in todo])
+        out = np.empty(16384, dtype=np.uint32)
+        while True:
+            # one scan; text whose glyphs are all known costs exactly that
+            m = K.collect_unmapped(cps, cls, self.table, out)
+            if m == 0:
+                return
+            found = np.unique(out[: min(m, out.shape[0])]).tolist()
+            self.ensure(found, [bool(cls[c] == K.C_WIDE) for c in found])
 
     def words(self) -> np.ndarray:
         """The cells as (n, cell_h, ceil(cell_w / 8)) little-endian uint64 row words."""
-        size = self.size
-        cached = self._words
-        if cached is not None and cached.shape[0] == size:
-            return cached
-        nw = -(-self.cell_w // 8)
-        padded = np.zeros((size, self.cell_h, nw * 8), dtype=np.uint8)
-        padded[:, :, : self.cell_w] = self.cells[:size]
-        words = padded.view("<u8")
-        self._words = words
-        return words
+        with self._lock:  # cells may be regrown by a concurrent ensure()
+            size = self.size
+            cached = self._words
+            if cached is not None and cached.shape[0] == size:
+                return cached
+            nw = -(-self.cell_w // 8)
+            padded = np.zeros((size, self.cell_h, nw * 8), dtype=np.uint8)
+            padded[:, :, : self.cell_w] = self.cells[:size]
+            words = padded.view("<u8")
+            self._words = words
+            return words
+
+    def bitrows(self) -> np.ndarray:
+        """The cells as (n, cell_h) int64 rows of ``cell_w`` bits (MSB left, 1 = paper).
+
+        Only meaningful for 1-bit atlases (cells are 0 or 255) with cells up to 32 px wide.
+        """
+        with self._lock:  # cells may be regrown by a concurrent ensure()
+            size = self.size
+            cached = self._bitrows
+            if cached is not None and cached.shape[0] == size:
+                return cached
+            bits = (self.cells[:size] >= 128).astype(np.int64)
+            weights = 1 << np.arange(self.cell_w - 1, -1, -1, dtype=np.int64)
+            rows = (bits * weights).sum(axis=2)
+            self._bitrows = rows
+            return rows
 
     @property
     def pixels(self) -> np.ndarray:

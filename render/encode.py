@@ -107,6 +107,25 @@ def encode_png(
         msg = f"cannot encode a {w}x{h} image from a {pixels.shape[1]}x{pixels.shape[0]} array"
         raise EncodeError(msg)
     raw = scanlines(pixels, bits=bits, height=h, width=w)
+    return png_from_scanlines(raw, width=w, bits=bits, level=level, max_bytes=max_bytes)
+
+
+def png_from_scanlines(
+    raw: np.ndarray,
+    *,
+    width: int,
+    bits: int,
+    level: int = DEFAULT_LEVEL,
+    max_bytes: int | None = None,
+) -> bytes:
+    """Wrap ready PNG scanlines (H, 1 + row_bytes), filter bytes included, into a PNG."""
+    if not 0 <= level <= 9:
+        msg = f"deflate level must be in 0..9, got {level}"
+        raise EncodeError(msg)
+    w, h = width, raw.shape[0]
+    if raw.shape[1] != 1 + row_bytes(w, bits) or not raw.flags.c_contiguous:
+        msg = f"scanlines of shape {raw.shape} do not fit a {w}-px row at {bits} bpp"
+        raise EncodeError(msg)
     idat = DEFLATE.compress(raw.data, _LEVELS[level])
     ihdr = struct.pack(">IIBBBBB", w, h, bits, 0, 0, 0, 0)
     png = b"".join((_SIGNATURE, _chunk(b"IHDR", ihdr), _chunk(b"IDAT", idat), _chunk(b"IEND", b"")))

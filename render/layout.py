@@ -86,12 +86,15 @@ _CLS_LOCK = threading.Lock()
 
 def class_table(cps: np.ndarray) -> np.ndarray:
     """Return the class table with every code point of ``cps`` classified."""
-    unknown = cps[_CLS[cps] == K.C_UNKNOWN]
-    if unknown.size:
+    out = np.empty(4096, dtype=np.uint32)
+    while True:
+        # one pass that stops early: texts seen before cost a scan, nothing else
+        m = K.collect_unclassified(cps, _CLS, out)
+        if m == 0:
+            return _CLS
         with _CLS_LOCK:
-            for cp in np.unique(unknown).tolist():
+            for cp in np.unique(out[: min(m, out.shape[0])]).tolist():
                 _CLS[cp] = classify(cp)
-    return _CLS
 
 
 def _fold_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -52,3 +52,21 @@ def blit(layout: PageLayout, atlas: Atlas, out: np.ndarray | None = None) -> np.
     else:
         K.blit_page(layout.grid, layout.n_rows, atlas.table, atlas.cells, page)
     return page
+
+
+MAX_BITS_CELL_W = 32  # cell rows must fit the 64-bit accumulator with a byte pending
+
+
+def blit_scanlines(layout: PageLayout, atlas: Atlas, out: np.ndarray) -> np.ndarray:
+    """Draw a 1-bit page straight into PNG scanlines; return ``out[:h]`` (H, 1 + row_bytes).
+
+    Same pixels as :func:`blit` followed by 1-bpp packing, without the 8-bit page
+    (8x fewer bytes written). ``atlas.bits`` must be 1 and ``atlas.cell_w`` at most 32.
+    """
+    if atlas.bits != 1 or atlas.cell_w > MAX_BITS_CELL_W:
+        msg = f"blit_scanlines needs a 1-bit atlas with cells <= 32 px, got {atlas.bits} bit(s)"
+        raise ValueError(msg)
+    h = layout.n_rows * atlas.cell_h
+    rows = out[:h]
+    K.blit_bits(layout.grid, layout.n_rows, atlas.table, atlas.bitrows(), atlas.cell_w, rows)
+    return rows

@@ -20,7 +20,9 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from glyphfold.compaction.convert import convert_history
 from glyphfold.compaction.events import EventBus, default_bus, publish
+from glyphfold.compaction.messages import History, to_wire
 from glyphfold.compaction.store import _canon, schema
 from glyphfold.compaction.store.records import (
     Branch,
@@ -281,6 +283,15 @@ class Store:
             raise NotFoundError(msg)
         return Conversation(*row)
 
+    def _lock(self, tx: Tx, conversation: str) -> None:
+        """Serialise writers on one conversation (PostgreSQL row lock; SQLite's write
+        transaction is already exclusive), so pointer moves never interleave with a commit."""
+        if self._backend.for_update:
+            tx.all(
+                "SELECT id FROM conversations WHERE id = ?" + self._backend.for_update,
+                (conversation,),
+            )
+
     def resolve(self, prefix: str) -> str:
         """The conversation id that is ``prefix`` or starts with it (for humans typing ids)."""
         with self._backend.read() as tx:
@@ -317,13 +328,16 @@ class Store:
     ) -> list[int]:
         """Append one whole turn after the tip in one transaction; return the new ids.
 
-        ``messages`` is a list of wire messages (OpenAI or Anthropic), or an
-        Anthropic ``{"system": ..., "messages": [...]}`` dict. The tip moves
+        ``messages`` is a list of wire messages (OpenAI or Anthropic), an
+        Anthropic ``{"system": ..., "messages": [...]}`` dict, or a canonical
+        ``History`` (stored as its wire form). The tip moves
         only if it still is ``expected_tip`` (default: the tip this handle last
         saw, or the current tip if it never looked): otherwise
         ``ConflictError`` and nothing is written (SPEC §6.1).
         """
         system: Any = UNSET
+        if isinstance(messages, History):
+            messages = to_wire(messages)  # the store keeps wire payloads
         if isinstance(messages, dict):
             if set(messages) - {"system", "messages"} or "messages" not in messages:
                 msg = (
@@ -500,6 +514,7 @@ class Store:
         listed by :meth:`branches` (SPEC §6.4).
         """
         with self._backend.write() as tx:
+            self._lock(tx, conversation)
             self._conversation(tx, conversation)
             if message_id is not None:
                 target = self._message_in(tx, conversation, message_id)
@@ -593,6 +608,7 @@ class Store:
             raise InputError(msg)
         now = time.time()
         with self._backend.write() as tx:
+            self._lock(tx, conversation)
             conv = self._conversation(tx, conversation)
             target = conv.tip_id if message_id is UNSET else message_id
             if target is not None:
@@ -636,6 +652,7 @@ class Store:
             raise InputError(msg)
         now = time.time()
         with self._backend.write() as tx:
+            self._lock(tx, conversation)
             conv = self._conversation(tx, conversation)
             row = tx.one(
                 "SELECT message_id, dropped_by FROM checkpoints "
@@ -726,6 +743,7 @@ class Store:
         now = time.time()
         events: list[CheckpointDropped] = []
         with self._backend.write() as tx:
+            self._lock(tx, conversation)
             conv = self._conversation(tx, conversation)
             for r in replaced:
                 self._message_in(tx, conversation, r)
@@ -932,14 +950,9 @@ class Store:
         wire = _wire(conv.format, system, payloads)
         if format is None or format == conv.format or conv.format is None:
             return wire
-        # core's model reads and writes both formats but has no cross-format
-        # converter (system prompt placement, tool-result grouping); refuse
-        # rather than emit a history a provider would reject
-        msg = (
-            f"conversation {conversation} is stored as {conv.format}; glyphfold does not "
-            f"convert between wire formats, export it with --format {conv.format} (or none)"
-        )
-        raise InputError(msg)
+        # core's converter moves the system prompt and regroups tool results;
+        # its output passes the target provider's rules (tested)
+        return convert_history(wire, to=format)
 
     # -- dump / load (import) ----------------------------------------------
 

@@ -132,3 +132,29 @@ def test_empty_text_gives_no_pages(dejavu):
     """Nothing to show: zero pages, zero tokens (the CLI refuses empty input instead)."""
     res = _render("", font=dejavu)
     assert res.pages == () and res.image_tokens == 0
+
+
+@pytest.mark.parametrize("cell", ["6x10", "7x14", "8x16", "11x16", "13x20"])
+def test_direct_1bit_path_gives_the_same_png(dejavu, cell):
+    """1 bpp pages drawn straight into scanlines equal the 8-bit page + pack path, byte for byte."""
+    text = "mixed 国语 ✓ text\twith tabs and a line long enough to wrap around " * 3
+    kw = {"font": dejavu, "cell": cell, "page": "400x120", "bits": 1}
+    fast = render_text(text, **kw)
+    slow = render_text(text, keep_pixels=True, **kw)
+    assert [p.png for p in fast.pages] == [p.png for p in slow.pages]
+    for p in slow.pages:
+        np.testing.assert_array_equal(_decode(p.png), p.pixels)
+
+
+def test_concurrent_renders_match_sequential(dejavu):
+    """Threads sharing one atlas (kernels release the GIL) give the sequential bytes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [
+        f"thread {i}: " + "".join(chr(0x4E00 + 37 * i + k) for k in range(60)) for i in range(6)
+    ]
+    kw = {"font": dejavu, "cell": "9x18", "page": "300x90", "bits": 1}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        parallel = list(pool.map(lambda t: render_text(t, **kw), texts))
+    for text, res in zip(texts, parallel, strict=True):
+        assert [p.png for p in res.pages] == [p.png for p in render_text(text, **kw).pages]

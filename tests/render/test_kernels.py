@@ -101,3 +101,23 @@ def test_word_stream_blit_matches_naive(dejavu, unifont, cw, ch):
         want = naive_blit(page.grid[: page.n_rows].tolist(), atlas.table, atlas.cells)
         np.testing.assert_array_equal(got, want)
         assert (buf[page.n_rows * ch :] == 7).all(), "rows below the page are untouched"
+
+
+@pytest.mark.parametrize(("cw", "ch"), [(6, 10), (8, 16), (11, 16), (17, 20)])
+def test_bit_blit_matches_naive_blit_then_pack(dejavu, unifont, cw, ch):
+    """blit_bits writes exactly the naive page packed at 1 bpp (padding bits are paper)."""
+    from glyphfold.render.layout import class_table
+    from glyphfold.render.page import blit_scanlines
+
+    atlas = Atlas((dejavu, unifont), cell_w=cw, cell_h=ch, bits=1)
+    text = "wide 国语 and ｱ kana\nrow two\twith a tab and ✓ a label, then more text"
+    pages, _ = layout_text(text, cols=13, rows=3)
+    cps = to_codepoints(text)
+    atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, *map(ord, "[OK]")))
+    for page in pages:
+        out = np.empty((3 * ch, 1 + (13 * cw + 7) // 8), dtype=np.uint8)
+        got = blit_scanlines(page, atlas, out)
+        pixels = naive_blit(page.grid[: page.n_rows].tolist(), atlas.table, atlas.cells)
+        padded = np.full((pixels.shape[0], -(-pixels.shape[1] // 8) * 8), 255, np.uint8)
+        padded[:, : pixels.shape[1]] = pixels
+        assert got.tobytes() == naive_pack(padded, 1)

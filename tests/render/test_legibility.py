@@ -176,7 +176,7 @@ def test_upscale_is_integer_nearest_neighbour():
 @pytest.fixture(scope="module")
 def rapid():
     """One rapidocr engine per test module (loading the models costs ~0.3 s)."""
-    return L.RapidOcrEngine(scale=2)
+    return L.RapidOcrEngine(scale=2, threads=1)
 
 
 @pytest.mark.ocr
@@ -185,14 +185,6 @@ def test_rapidocr_reads_a_pillow_page(rapid, drawn_page):
     assert len(text.splitlines()) == 3
     assert L.cer("\n".join(LINES), text) <= 0.03
     assert L.identifier_matches("\n".join(LINES), text) == (1, 1)  # 48193
-
-
-@pytest.mark.ocr
-def test_rapidocr_page_mode_reads_lines_in_order(drawn_page):
-    engine = L.RapidOcrEngine(scale=2, mode="page")
-    text = engine.read(drawn_page)
-    assert L.cer("\n".join(LINES), text) <= 0.05
-    assert text.index("fox") < text.index("1834") < text.index("artifact")
 
 
 @pytest.mark.ocr
@@ -207,5 +199,143 @@ def test_tesseract_reads_a_pillow_page(drawn_page):
 def test_engine_registry_rejects_unknown_names():
     with pytest.raises(InputError, match="rapidocr"):
         L.ocr_engines(["abbyy"])
-    with pytest.raises(ValueError, match="mode"):
-        L.RapidOcrEngine(mode="columns")
+
+
+# ------------------------------------------- glyphfold pages read back (render)
+
+ENGLISH_AND_CODE_LINES = 2  # lines of each excerpt: small crops keep OCR fast
+
+
+def _excerpt(part: str, lines: int) -> str:
+    return "\n".join(L.load_corpus([part])[part].splitlines()[:lines])
+
+
+@pytest.fixture(scope="module")
+def rapid_native():
+    """rapidocr at native resolution (no enlargement), one instance per module."""
+    return L.RapidOcrEngine(scale=1, threads=1)
+
+
+@pytest.mark.ocr
+@pytest.mark.parametrize(
+    "profile",
+    ["anthropic", "anthropic-hires", "openai", "openai-tile", "gemini-2", "gemini-3", "qwen-vl"],
+)
+def test_profile_default_cell_reads_back_at_native_resolution(profile, rapid_native):
+    """Issue 2 / SPEC §5.4: English prose + code with each profile's default cell, CER < 3%."""
+    text = (
+        _excerpt("english", ENGLISH_AND_CODE_LINES)
+        + "\n"
+        + _excerpt("code", ENGLISH_AND_CODE_LINES + 2)
+    )
+    [result], rendered = L.measure_text(text, engines=[rapid_native], profile=profile)
+    assert rendered.missing_glyphs == {}
+    assert result.cer < 0.03, (profile, result.cer, result.confusions)
+
+
+# lines per crop: 270-330 non-space characters for the Latin parts, so one misread
+# character is 0.3-0.4% and the 1% target means something
+TARGET_CROPS = {"english": 4, "code": 10, "tool_json": 10, "french": 4, "spanish": 4, "chinese": 2}
+
+LATIN1_GAP = pytest.mark.xfail(
+    reason=(
+        "accented letters do not fully read back yet (best engine 1.4-2% on regular): "
+        "rapidocr's alphabet has no ê ç ñ ¡ ¿ and reads the 1-2 px accents of è à í ó as "
+        "bare letters; tesseract fra/spa reads a standalone 'a' as 'à' and « » as '+'. "
+        "Taller accent marks in the pixel fonts (pixelfonts) or a Latin OCR model would fix it"
+    ),
+    strict=False,
+)
+
+
+@pytest.fixture(scope="module")
+def target_engines(rapid_native):
+    """rapidocr at native size, plus tesseract (scale 2) when Debian's package is installed."""
+    engines = [rapid_native]
+    if shutil.which("tesseract") is not None:
+        engines.append(L.TesseractEngine(scale=2))
+    return engines
+
+
+@pytest.mark.ocr
+@pytest.mark.parametrize("shape", sorted(L.TARGETS))
+@pytest.mark.parametrize(
+    "part",
+    [
+        pytest.param(p, marks=LATIN1_GAP) if p in ("french", "spanish") else p
+        for p in L.CORPUS_PARTS
+    ],
+)
+def test_shape_meets_cer_target_on_a_crop(shape, part, target_engines):
+    """SPEC §5.4 targets: regular CER <= 1% (CJK 3%), dense <= 3%, ids >= 95% (regular).
+
+    Judged on the engine that reads the part best (``best_results``).
+    """
+    text = _excerpt(part, TARGET_CROPS[part])
+    results, _ = L.measure_text(
+        text,
+        engines=target_engines,
+        part=part,
+        lang=L.CORPUS_PARTS[part].tesseract_lang,
+        shape=shape,
+    )
+    best = L.best_results(results)[part]
+    assert L.check_targets(shape, results) == [], (best.engine, best.confusions)
+
+
+@pytest.mark.slow
+@pytest.mark.ocr
+@pytest.mark.parametrize("shape", ["regular"])  # dense is held to its target by the crops
+def test_full_corpus_meets_targets(shape, target_engines):
+    """The whole corpus, every page: the numbers the legibility command reports.
+
+    French and Spanish are held to their target by the (xfail) crop tests until
+    their accents read back (see ``LATIN1_GAP``); every other part must pass.
+    """
+    report = L.measure(shape=shape, engines=target_engines)
+    latin1_parts = (f"{shape}/french:", f"{shape}/spanish:")
+    failures = [f for f in report.failures if not f.startswith(latin1_parts)]
+    assert failures == [], report.failures
+    assert report.chars_per_image_token > 1
+    assert report.chars_per_image_token_reflow >= report.chars_per_image_token
+    assert report.compression()["chars_div_4"] > 0
+
+
+# --------------------------------------------------------------------- the CLI
+
+
+@pytest.mark.ocr
+def test_legibility_command_json(capsys):
+    """``glyphfold legibility --json`` on the short Chinese part: one report per shape."""
+    import json
+
+    from glyphfold import cli
+
+    code = cli.main(
+        ["legibility", "--shape", "regular", "--part", "chinese", "--engine", "rapidocr", "--json"]
+    )
+    reports = json.loads(capsys.readouterr().out)
+    assert code == 0  # regular meets the CJK target
+    [report] = reports
+    assert report["shape"] == "regular" and report["profile"] == "anthropic"
+    [part] = report["parts"]
+    assert part["part"] == "chinese" and part["engine"] == "rapidocr" and part["best"]
+    assert part["cer"] <= 0.03
+    assert report["image_tokens"] > 0 and report["chars_per_image_token"] > 0
+    assert report["text_tokens"]["chars_div_4"] == -(-report["chars"] // 4)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["legibility", "--profile", "nope"], "valid profiles"),
+        (["legibility", "--profile", "text-only"], "no images"),
+        (["legibility", "--part", "klingon", "--engine", "rapidocr"], "valid parts"),
+    ],
+)
+def test_legibility_command_rejects_bad_input(argv, message, capsys):
+    from glyphfold import cli
+
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -283,3 +283,15 @@ def test_profiles_command_lists_every_profile(capsys):
     assert rows["anthropic"]["page_tokens"] == 1523
     assert rows["anthropic"]["max_page"] == [1568, 728]
     assert rows["text-only"]["vision"] is False
+
+
+@pytest.mark.parametrize("name", [n for n in CONTRACT_NAMES if n != "text-only"])
+def test_default_shape_exists_and_fills_the_page(name):
+    """Each default shape is registered and at least 60 columns x 20 rows fit the page."""
+    from glyphfold.render.shapes import get_shape
+
+    p = get_shape(get_profile(name).default_shape)
+    width, height = get_profile(name).default_page
+    cols, rows = width // p.cell_w, height // p.line_pitch
+    assert p.line_pitch >= 9
+    assert cols >= 60 and rows >= 20, (cols, rows)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import sqlite3
+import threading
 
+import psycopg
 import pytest
 from glyphfold.compaction.events import EventBus
+from glyphfold.compaction.messages import to_canonical
 from glyphfold.compaction.store import CheckpointDropped, open_store
 from glyphfold.compaction.tokens import estimate_history_tokens
 from glyphfold.compaction.validate import validate_history
@@ -396,3 +400,48 @@ def test_wrong_urls_are_clear_errors(tmp_path):
         open_store("postgresql://bob:hunter2@127.0.0.1:1/db")
     assert "hunter2" not in str(info.value)
     assert not (tmp_path / "x.db").exists()
+
+
+def test_pointer_moves_wait_for_a_writer_holding_the_conversation(store, store_url):
+    """Rewind serialises with another writer of the conversation and sees its result."""
+    conv = store.create_conversation()
+    t0 = store.commit_turn(conv, openai_turn(0))
+    store.checkpoint(conv, "cp")
+    store.commit_turn(conv, openai_turn(1))
+    # another writer holds the conversation and moves its tip back to t0
+    if store_url.startswith("sqlite"):
+        blocker = sqlite3.connect(store_url.removeprefix("sqlite:///"), isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        blocker.execute("UPDATE conversations SET tip_id = ? WHERE id = ?", (t0[-1], conv))
+    else:
+        blocker = psycopg.connect(store_url, autocommit=True)
+        blocker.execute("BEGIN")
+        blocker.execute("SELECT id FROM conversations WHERE id = %s FOR UPDATE", (conv,))
+        blocker.execute("UPDATE conversations SET tip_id = %s WHERE id = %s", (t0[-1], conv))
+    done = threading.Event()
+    results = []
+
+    def rewind():
+        try:
+            results.append(store.rewind(conv, "cp"))
+        except Exception as exc:  # reported by the assertion below
+            results.append(exc)
+        done.set()
+
+    worker = threading.Thread(target=rewind)
+    worker.start()
+    assert not done.wait(0.4)  # waits for the other writer
+    blocker.execute("COMMIT")
+    blocker.close()
+    worker.join(30)
+    (result,) = results
+    assert not isinstance(result, Exception), result
+    # it read the tip after the other writer committed, not a stale one
+    assert result.from_tip == t0[-1] and result.abandoned_ids == ()
+
+
+def test_commit_turn_accepts_the_canonical_model(store):
+    """A core History commits as its wire form (same payloads as the wire input)."""
+    conv = store.create_conversation()
+    store.commit_turn(conv, to_canonical({"system": "Be brief.", "messages": anthropic_turn(0)}))
+    assert store.export(conv) == {"system": "Be brief.", "messages": anthropic_turn(0)}

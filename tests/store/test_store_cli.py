@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from glyphfold.compaction.convert import convert_history
 from glyphfold.compaction.store import open_store
+from glyphfold.compaction.validate import validate_history
 from histories import openai_turn
 
 from glyphfold import cli
 
-MINE = ("tree", "sessions", "export")
+MINE = ("tree", "sessions", "export", "import")
 
 
 @pytest.fixture(autouse=True)
@@ -89,8 +91,11 @@ def test_cli_errors_are_one_line_and_create_nothing(tmp_path, capsys, store_url)
     with open_store(store_url) as store:
         conv = store.conversations()[0].id
         store.commit_turn(conv, openai_turn(0))
-    assert cli.main(["export", "--db", store_url, conv, "--format", "anthropic"]) == 2
-    assert "does not convert between wire formats" in capsys.readouterr().err
+    capsys.readouterr()
+    assert cli.main(["export", "--db", store_url, conv, "--format", "anthropic"]) == 0
+    converted = json.loads(capsys.readouterr().out)
+    validate_history(converted)
+    assert converted == convert_history(openai_turn(0), to="anthropic")
     assert cli.main(["tree", "--db", "mysql://x@y/z"]) == 2
     assert "unknown store URL scheme" in capsys.readouterr().err
 
@@ -111,3 +116,28 @@ def test_tree_folds_long_runs_and_survives_deep_chains(tmp_path, capsys):
     assert sum(int(line.split()[1]) for line in lines if line.startswith("⋮")) == 1500 - 7
     assert cli.main(["tree", "--db", url, "--all"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1 + 1500
+
+
+def test_import_round_trips_export_and_rejects_orphan_parents(demo, capsys, tmp_path):
+    """`export --tree` then `import` gives the same tree; a dangling parent imports nothing."""
+    url, conv, path = demo
+    assert cli.main(["export", "--db", url, conv, "--tree"]) == 0
+    dump = json.loads(capsys.readouterr().out)
+    (tmp_path / "tree.json").write_text(json.dumps(dump), encoding="utf-8")
+    assert cli.main(["import", "--db", url, str(tmp_path / "tree.json")]) == 0
+    new = capsys.readouterr().out.split()[-1]
+    with open_store(url) as store:
+        assert store.path(new) == path
+        assert len(store.branches(new)) == 2
+        before = len(store.conversations())
+    dump["messages"][2]["parent"] = 424242
+    (tmp_path / "broken.json").write_text(json.dumps(dump), encoding="utf-8")
+    assert cli.main(["import", "--db", url, str(tmp_path / "broken.json")]) == 2
+    assert "names parent 424242" in capsys.readouterr().err
+    (tmp_path / "plain.json").write_text(json.dumps(openai_turn(7)), encoding="utf-8")
+    assert cli.main(["import", "--db", url, str(tmp_path / "plain.json"), "--title", "p"]) == 0
+    capsys.readouterr()
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    assert cli.main(["import", "--db", url, str(tmp_path / "bad.json")]) == 2
+    with open_store(url) as store:
+        assert len(store.conversations()) == before + 1

@@ -1,0 +1,57 @@
+"""Profile pricing and legibility-metric benchmarks.
+
+Run: ``python -m pytest benchmarks/bench_legibility.py --benchmark-enable -p no:cacheprovider``
+
+Groups: ``profiles`` (``cost(profile, w, h)``: the ladder prices every page it
+plans, so this must stay in microseconds), ``legibility-metric`` (CER of a
+whole corpus part: vectorised Levenshtein on NFKC text), ``legibility-ocr``
+(rapidocr's recogniser on one rendered 196-column line, the unit OCR cost).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from glyphfold.render.profiles import cost, get_profile, profile_names
+from PIL import Image
+
+from glyphfold import legibility as L
+
+VISION = [n for n in profile_names() if get_profile(n).vision]
+
+
+@pytest.mark.benchmark(group="profiles")
+@pytest.mark.parametrize("name", VISION)
+def test_cost_of_an_oversized_page(benchmark, name: str) -> None:
+    # 4000x3000 forces every provider's resize path, the slowest branch
+    cost(name, 4000, 3000)
+    tokens = benchmark(cost, name, 4000, 3000)
+    benchmark.extra_info["tokens"] = tokens
+    benchmark.extra_info["pixels"] = 4000 * 3000
+    assert tokens > 0
+
+
+@pytest.mark.benchmark(group="legibility-metric")
+def test_cer_of_a_corpus_part(benchmark) -> None:
+    ref = L.load_corpus(["english"])["english"]
+    hyp = ref.replace("l", "1").replace("e", "c", 20)  # ~60 edits to align
+    result = benchmark(L.cer, ref, hyp)
+    benchmark.extra_info["chars"] = len(ref)
+    assert 0 < result < 0.5
+
+
+@pytest.mark.benchmark(group="legibility-ocr")
+def test_rapidocr_one_line(benchmark) -> None:
+    from glyphfold.render.api import render_text
+
+    line = ("The key that addressed the cache was computed from the file names; " * 3)[:196]
+    page = render_text(line, shape="regular").pages[0]
+    gray = np.asarray(Image.open(io.BytesIO(page.png)).convert("L"))
+    engine = L.RapidOcrEngine()
+    engine.read(gray, pitch_px=16, offset_px=0)  # load the model, warm onnxruntime
+    text = benchmark(engine.read, gray, pitch_px=16, offset_px=0)
+    benchmark.extra_info["chars"] = len(line)
+    benchmark.extra_info["pixels"] = page.width * page.height
+    assert L.cer(line, text) < 0.05
