@@ -559,3 +559,19 @@ def test_ladder_events_reach_the_callers_bus(session):
     seen.clear()
     compact(session, budget=BUDGET, rungs="summary,trim", summarizer=broken, bus=bus, dry_run=True)
     assert seen == []
+
+
+def test_every_profile_gives_a_valid_history(_sessions):
+    """Each provider profile: output fits, validates; vision ones image the middle."""
+    from glyphfold.render.profiles import get_profile, profile_names
+
+    imaged = 0
+    for name in profile_names():
+        result = compact(copy.deepcopy(_sessions["openai"]), budget=30_000, profile=name)
+        assert result.fits, name
+        assert find_violations(result.messages) == [], name
+        snaps = [e for e in result.ledger if e.rung == "snapshot" and e.pages]
+        if not get_profile(name).vision:
+            assert not snaps, name
+        imaged += bool(snaps)
+    assert imaged >= len(profile_names()) - 2  # a profile may step aside (ledger note)
