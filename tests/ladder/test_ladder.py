@@ -575,3 +575,18 @@ def test_every_profile_gives_a_valid_history(_sessions):
             assert not snaps, name
         imaged += bool(snaps)
     assert imaged >= len(profile_names()) - 2  # a profile may step aside (ledger note)
+
+
+def test_recover_may_summarise_when_allowed(session):
+    """allow_summary=True lets recover() use the summary rung (SPEC §5.1 makes it opt-in)."""
+    calls = []
+
+    def summarizer(text):
+        calls.append(len(text))
+        return "Goal: compaction feature. Open: edge cases. Ticket GLY-20417."
+
+    est = estimate_history_tokens(session)
+    result = recover(session, allow_summary=True, summarizer=summarizer, rungs="summary,trim")
+    assert calls and result.ledger[0].rung == "summary"
+    assert result.tokens_after <= est * 2 // 3
+    assert find_violations(result.messages) == []
