@@ -23,9 +23,14 @@ plain text (what a chat message's text costs) and add no per-message framing.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.machinery
+import importlib.util
 import json
 import os
+import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -95,17 +100,30 @@ class HeuristicCounter:
         return -(-len(text) // self.chars_per_token)
 
 
-def _tiktoken_cache_file(encoding: str) -> str | None:
-    """Where tiktoken would find ``encoding`` offline, or None if it would download it."""
+def _tiktoken_constants(encoding: str) -> tuple[str, ...]:
+    """The string constants of tiktoken's constructor for ``encoding`` (its URL, its sha256)."""
     import tiktoken_ext.openai_public as pub  # ships with tiktoken
 
-    # the constructor names its BPE file URL as a constant; read it without calling
+    # the constructor names its BPE file URL and hash as constants; read them without calling
     src = getattr(pub, "ENCODING_CONSTRUCTORS", {}).get(encoding)
-    url = None
-    if src is not None:
-        code = getattr(src, "__code__", None)
-        consts = code.co_consts if code is not None else ()
-        url = next((c for c in consts if isinstance(c, str) and c.startswith("http")), None)
+    code = getattr(src, "__code__", None)
+    consts = code.co_consts if code is not None else ()
+    return tuple(c for c in consts if isinstance(c, str))
+
+
+def _tiktoken_expected_sha256(encoding: str) -> str | None:
+    """The sha256 tiktoken checks the cached table of ``encoding`` against, if it names one."""
+    hexdigits = set("0123456789abcdef")
+    return next(
+        (c for c in _tiktoken_constants(encoding) if len(c) == 64 and set(c) <= hexdigits),
+        None,
+    )
+
+
+def _tiktoken_cache_file(encoding: str) -> str | None:
+    """Where tiktoken would find ``encoding`` offline, or None if it would download it."""
+    consts = _tiktoken_constants(encoding)
+    url = next((c for c in consts if c.startswith("http")), None)
     if url is None:
         return None
     if "TIKTOKEN_CACHE_DIR" in os.environ:
@@ -120,6 +138,22 @@ def _tiktoken_cache_file(encoding: str) -> str | None:
     return path if os.path.exists(path) else None
 
 
+def _check_tiktoken_cache(encoding: str, path: str) -> None:
+    """Refuse a cached table tiktoken would reject: it would delete it and download again."""
+    expected = _tiktoken_expected_sha256(encoding)
+    if expected is None:
+        return
+    with open(path, "rb") as f:
+        actual = hashlib.sha256(f.read()).hexdigest()
+    if actual != expected:
+        msg = (
+            f"tiktoken's cached table for {encoding!r} at {path} is corrupt (sha256 {actual}, "
+            f"expected {expected}); tiktoken would download it again and glyphfold never "
+            "downloads at run time: replace the file, or use BpeCounter"
+        )
+        raise TokenizerUnavailableError(msg)
+
+
 class TiktokenCounter:
     """Exact OpenAI token counts via tiktoken (optional extra ``glyphfold[tiktoken]``).
 
@@ -132,13 +166,15 @@ class TiktokenCounter:
     def __init__(self, encoding: str = "o200k_base") -> None:
         try:
             import tiktoken
+            import tiktoken.registry
         except ImportError as exc:
             msg = "TiktokenCounter needs tiktoken: pip install 'glyphfold[tiktoken]'"
             raise TokenizerUnavailableError(msg) from exc
         if encoding not in tiktoken.list_encoding_names():
             msg = f"unknown tiktoken encoding {encoding!r}; valid: {tiktoken.list_encoding_names()}"
             raise InputError(msg)
-        if _tiktoken_cache_file(encoding) is None:
+        path = _tiktoken_cache_file(encoding)
+        if path is None:
             msg = (
                 f"tiktoken encoding {encoding!r} is not available offline and glyphfold never "
                 "downloads at run time; load it once with network access "
@@ -148,6 +184,9 @@ class TiktokenCounter:
                 "pip install 'glyphfold[tokenizer]') or HeuristicCounter"
             )
             raise TokenizerUnavailableError(msg)
+        # once loaded in this process tiktoken does not read the file again
+        if encoding not in getattr(tiktoken.registry, "ENCODINGS", {}):
+            _check_tiktoken_cache(encoding, path)
         self._enc = tiktoken.get_encoding(encoding)
         self.encoding = encoding
 
@@ -159,6 +198,56 @@ class TiktokenCounter:
 # OpenAI encodings whose tables are compiled into bpe-openai's extension. Its
 # get_encoding also knows r50k/p50k/gpt2, but those go through tiktoken and download.
 BPE_ENCODINGS = ("o200k_base", "cl100k_base")
+
+
+_BINDINGS = "bpe_openai._bindings"
+_bindings_lock = threading.Lock()
+
+
+def _bpe_bindings() -> Any:
+    """bpe-openai's compiled tokenizer module, loaded without running bpe_openai/__init__.
+
+    That __init__ eagerly parses all three of the package's BPE tables into Python
+    dicts for its tiktoken-style wrapper (~1.4 s, ~60 MB); counting needs only the
+    Rust extension (~0.1 s). The module is registered under its own name, so a later
+    ``import bpe_openai`` shares it. Unusual layouts fall back to a plain import.
+    """
+    with _bindings_lock:
+        module = sys.modules.get(_BINDINGS)
+        if module is not None:
+            return module
+        try:
+            spec = importlib.util.find_spec("bpe_openai")
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None:
+            msg = "BpeCounter needs bpe-openai: pip install 'glyphfold[tokenizer]'"
+            raise TokenizerUnavailableError(msg)
+        for folder in spec.submodule_search_locations or ():
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = os.path.join(folder, "_bindings" + suffix)
+                if not os.path.isfile(path):
+                    continue
+                loader = importlib.machinery.ExtensionFileLoader(_BINDINGS, path)
+                ext_spec = importlib.util.spec_from_file_location(_BINDINGS, path, loader=loader)
+                if ext_spec is None:
+                    continue
+                try:
+                    module = importlib.util.module_from_spec(ext_spec)
+                    loader.exec_module(module)
+                except ImportError as exc:
+                    msg = f"BpeCounter could not load {path} ({exc}): reinstall bpe-openai"
+                    raise TokenizerUnavailableError(msg) from exc
+                sys.modules[_BINDINGS] = module
+                parent = sys.modules.get("bpe_openai")
+                if parent is not None:
+                    parent._bindings = module  # type: ignore[attr-defined]
+                return module
+    try:
+        return importlib.import_module(_BINDINGS)
+    except ImportError as exc:
+        msg = f"BpeCounter could not load bpe-openai's tokenizer ({exc}): reinstall it"
+        raise TokenizerUnavailableError(msg) from exc
 
 
 def _utf8_safe(text: str) -> str:
@@ -180,15 +269,10 @@ class BpeCounter:
         if encoding not in BPE_ENCODINGS:
             msg = f"unknown bpe-openai encoding {encoding!r}; valid: {list(BPE_ENCODINGS)}"
             raise InputError(msg)
-        try:
-            # The compiled tokenizer, not bpe_openai.get_encoding(): that wrapper builds
-            # a 200k-entry decode table per call (~0.2 s) and refuses texts of 1M chars
-            # or 200k tokens, which a long tool result can exceed; count() has no limit.
-            from bpe_openai import _bindings
-        except ImportError as exc:
-            msg = "BpeCounter needs bpe-openai: pip install 'glyphfold[tokenizer]'"
-            raise TokenizerUnavailableError(msg) from exc
-        make = getattr(_bindings, "tokenizer_for_encoding", None)
+        # The compiled tokenizer, not bpe_openai.get_encoding(): that wrapper builds
+        # a 200k-entry decode table per call (~0.05 s) and refuses texts of 1M chars
+        # or 200k tokens, which a long tool result can exceed; count() has no limit.
+        make = getattr(_bpe_bindings(), "tokenizer_for_encoding", None)
         if make is None:
             msg = (
                 "this bpe-openai has no bpe_openai._bindings.tokenizer_for_encoding; "

@@ -12,10 +12,12 @@ import base64
 import copy
 import hashlib
 import json
+import subprocess
 import sys
+import textwrap
+import warnings
 from functools import cache
 
-import bpe_openai
 import pytest
 import tiktoken
 import tiktoken.load
@@ -36,8 +38,17 @@ from hypothesis import strategies as st
 import glyphfold
 from glyphfold.errors import InputError, TokenizerUnavailableError
 
-# bpe_openai.get_encoding (used here to read its table) calls a deprecated importlib API
-pytestmark = pytest.mark.filterwarnings("ignore:open_binary is deprecated:DeprecationWarning")
+
+@cache
+def _bpe_encoding(name: str):
+    """bpe-openai's tiktoken-style Encoding (its token table and ids, for cross-checks)."""
+    with warnings.catch_warnings():
+        # importing bpe_openai reads its tables through a deprecated importlib API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai
+
+        return bpe_openai.get_encoding(name)
+
 
 CORPUS = [
     # English prose
@@ -97,7 +108,7 @@ def _published(name: str) -> tuple[str, str]:
 @cache
 def _table_from_bpe_openai(name: str) -> bytes:
     """tiktoken's ``.tiktoken`` format (base64 token bytes, space, rank) from bpe-openai."""
-    enc = bpe_openai.get_encoding(name)
+    enc = _bpe_encoding(name)
     return b"".join(
         base64.b64encode(token) + b" %d\n" % rank
         for rank, token in enumerate(enc.token_byte_values())
@@ -149,7 +160,7 @@ def test_tiktoken_counter_works_offline_and_agrees_with_bpe_counter(tiktoken_cac
     tik = TiktokenCounter(name)
     bpe = BpeCounter(name)
     tik_enc = tiktoken.get_encoding(name)
-    bpe_enc = bpe_openai.get_encoding(name)
+    bpe_enc = _bpe_encoding(name)
     assert tik_enc.n_vocab == bpe_enc.n_vocab
     for text in CORPUS:
         ids = tik_enc.encode(text, disallowed_special=())
@@ -159,10 +170,28 @@ def test_tiktoken_counter_works_offline_and_agrees_with_bpe_counter(tiktoken_cac
         assert tik_enc.decode(ids) == text
 
 
+def test_tiktoken_counter_refuses_a_corrupt_cache(tmp_path, monkeypatch):
+    """A table tiktoken would reject (and re-download) is refused up front, file untouched."""
+
+    def no_network(blobpath: str) -> bytes:
+        raise AssertionError(f"tiktoken tried to download {blobpath}")
+
+    monkeypatch.setattr(tiktoken.load, "read_file", no_network)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.delitem(tiktoken.registry.ENCODINGS, "o200k_base", raising=False)
+    url, expected = _published("o200k_base")
+    path = tmp_path / hashlib.sha1(url.encode()).hexdigest()
+    truncated = _table_from_bpe_openai("o200k_base")[:-100]
+    path.write_bytes(truncated)
+    with pytest.raises(TokenizerUnavailableError, match=f"corrupt .*expected {expected}"):
+        TiktokenCounter("o200k_base")
+    assert path.read_bytes() == truncated
+
+
 def test_known_counts_cross_checked(tiktoken_cache):
     """Fixed strings whose o200k_base pieces both libraries agree on, piece by piece."""
     tik_enc = tiktoken.get_encoding("o200k_base")
-    bpe_enc = bpe_openai.get_encoding("o200k_base")
+    bpe_enc = _bpe_encoding("o200k_base")
     tik, bpe = TiktokenCounter("o200k_base"), BpeCounter("o200k_base")
     cases = {
         "hello world": [b"hello", b" world"],
@@ -192,7 +221,7 @@ def test_lone_surrogates_and_huge_texts_count_like_tiktoken(tiktoken_cache):
     huge = "The quick brown fox, 12345 times. 日本語 👍\n" * 30_000
     assert len(huge) > 1_000_000
     with pytest.raises(ValueError):
-        bpe_openai.get_encoding("o200k_base").encode_ordinary(huge)
+        _bpe_encoding("o200k_base").encode_ordinary(huge)
     assert bpe.count(huge) == tik.count(huge) > 200_000
 
 
@@ -319,3 +348,35 @@ def test_exact_counter_prices_anthropic_system_and_blocks():
         4 + counter.count("a.txt\nb.log\n"),
     )
     assert estimate_history_tokens(history, counter=counter) == costs.total
+
+
+def test_bpe_counter_loads_only_the_compiled_tokenizer():
+    """BpeCounter skips bpe_openai/__init__ (it parses three BPE tables); the package works after.
+
+    In a fresh interpreter, since this module has imported bpe_openai already.
+    """
+    code = textwrap.dedent(
+        """
+        import sys
+        from glyphfold.compaction.tokens import BpeCounter
+
+        counter = BpeCounter("cl100k_base")
+        assert "bpe_openai" not in sys.modules, sorted(m for m in sys.modules if "bpe" in m)
+        import bpe_openai
+
+        enc = bpe_openai.get_encoding("cl100k_base")
+        # one extension module, shared: the package did not load a second copy
+        assert type(enc._backend) is type(counter._tokenizer)
+        text = "Shared tokenizer, 12345 ✓"
+        assert counter.count(text) == len(enc.encode_ordinary(text)) > 0
+        print("ok")
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-W", "ignore::DeprecationWarning", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "ok"
