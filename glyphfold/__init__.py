@@ -74,6 +74,7 @@ _LAZY: dict[str, str] = {
     "get_shape": "glyphfold.render.shapes",
     "shape_names": "glyphfold.render.shapes",
     "bundled_fonts": "glyphfold.fonts.pixel",
+    "warm_up": "glyphfold.render.warm",
 }
 
 __all__ = [

@@ -339,6 +339,30 @@ def collect_unmapped(cps, cls, table, out):
     return m
 
 
+@njit(**_JIT)
+def blit_page(grid, n_rows, table, cells, page):
+    """Copy the atlas cell of every grid code into ``page`` (no blending).
+
+    The reference blit for any page layout (e.g. a view whose rows are not whole
+    64-bit words). A ``WIDE_CONT`` code takes the slot after the previous cell's
+    (the right half of a wide glyph).
+    """
+    ch = cells.shape[1]
+    cw = cells.shape[2]
+    cols = grid.shape[1]
+    for r in range(n_rows):
+        prev = 0
+        y0 = r * ch
+        for c in range(cols):
+            code = grid[r, c]
+            slot = prev + 1 if code == WIDE_CONT else table[code]
+            prev = slot
+            x0 = c * cw
+            for y in range(ch):
+                for x in range(cw):
+                    page[y0 + y, x0 + x] = cells[slot, y, x]
+
+
 _PAPER64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 

@@ -86,6 +86,7 @@ class Setup:
     bits: int
     chain: tuple[Path, ...]
     config: LayoutConfig
+    multiple: int = 1  # image sides are padded with paper to a multiple of this (px)
 
 
 def parse_size(value: str | Sequence[int], *, what: str) -> tuple[int, int]:
@@ -157,7 +158,8 @@ def resolve_setup(
             f"it needs at least {MIN_COLS} columns and 1 row"
         )
         raise LayoutError(msg)
-    img_w, img_h = cols * cell_w, rows * cell_h
+    multiple = max(1, int(getattr(prof, "page_multiple_px", 1)))
+    img_w, img_h = _padded(cols * cell_w, rows * cell_h, multiple)
     if not prof.fits(img_w, img_h):
         # a downscaled glyph page is unreadable whatever the font: refuse up front
         rw, rh = prof.resized(img_w, img_h)
@@ -180,7 +182,17 @@ def resolve_setup(
         bits=bits,
         chain=chain,
         config=config,
+        multiple=multiple,
     )
+
+
+def _padded(width: int, height: int, multiple: int) -> tuple[int, int]:
+    """Image size with each side rounded up to ``multiple`` px (paper margin right/bottom).
+
+    Providers that resize to a grid (Qwen-VL: multiples of 28 px) keep such an
+    image as it is, so glyphs are never resampled.
+    """
+    return -(-width // multiple) * multiple, -(-height // multiple) * multiple
 
 
 def atlas_for(setup: Setup) -> Atlas:
@@ -256,8 +268,8 @@ def render_text(
     extra = (setup.config.continuation, setup.config.newline, *set(FOLD_CHARS.tolist()))
     atlas.prepare(cps, lay.cls, extra)
     cfg = setup.config
-    page_w = cfg.cols * setup.cell_w
-    page_h = cfg.rows * setup.cell_h
+    grid_w = cfg.cols * setup.cell_w
+    page_w, page_h = _padded(grid_w, cfg.rows * setup.cell_h, setup.multiple)
     # 1 bpp (every profile's default): rows go straight into PNG scanlines
     direct = setup.bits == 1 and setup.cell_w <= MAX_BITS_CELL_W and not keep_pixels
     if direct:
@@ -269,15 +281,20 @@ def render_text(
     pages: list[Page] = []
     pixels = None
     for pl in lay.pages(reuse=not keep_pixels):
-        w, h = page_w, pl.n_rows * setup.cell_h
+        used_h = pl.n_rows * setup.cell_h
+        w, h = _padded(grid_w, used_h, setup.multiple)
         if direct:
-            rows = blit_scanlines(pl, atlas, raw)
-            png = png_from_scanlines(rows, width=w, bits=1, level=level, max_bytes=limit)
+            blit_scanlines(pl, atlas, raw)
+            if h > used_h:  # rows added to reach the provider's size multiple: paper
+                raw[used_h:h, 0] = 0
+                raw[used_h:h, 1:] = 0xFF
+            png = png_from_scanlines(raw[:h], width=w, bits=1, level=level, max_bytes=limit)
         else:
-            pixels = blit(pl, atlas, buf)
+            blit(pl, atlas, buf)
+            buf[used_h:h] = 255
             png = encode_png(buf, bits=setup.bits, level=level, max_bytes=limit, height=h, width=w)
             if keep_pixels:
-                pixels = pixels.copy()
+                pixels = buf[:h, :w].copy()
         pages.append(
             Page(
                 png=png,
@@ -299,8 +316,8 @@ def render_text(
         elapsed_ms=(time.perf_counter() - t0) * 1000.0,
         dropped=lay.dropped,
         hints=_hints(missing),
-        width=cfg.cols * setup.cell_w,
-        height=cfg.rows * setup.cell_h,
+        width=page_w,
+        height=page_h,
         cell=(setup.cell_w, setup.cell_h),
         bits=setup.bits,
         profile=setup.profile.name,

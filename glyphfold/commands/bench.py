@@ -12,7 +12,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from glyphfold.errors import InputError
+from glyphfold.errors import GlyphfoldError, InputError
+
+
+class BenchError(GlyphfoldError, RuntimeError):
+    """A benchmark step that could not run (reported in one line by the CLI)."""
+
 
 HELP = "time glyphfold against Pillow line-by-line rendering (ms/page, chars/s, ratios)"
 
@@ -102,15 +107,19 @@ def _best_batches(run, repeat: int) -> float:
 
 def _fresh_process(text: str, profile: str, font: str, cache_dir: str) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    out = subprocess.run(
+    proc = subprocess.run(
         [sys.executable, "-c", _CHILD, text, profile, font],
         capture_output=True,
         text=True,
         env=env,
         timeout=600,
-        check=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+        check=False,
+    )
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        msg = f"the fresh-process run failed (exit {proc.returncode}): {tail}"
+        raise BenchError(msg)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def run(args: argparse.Namespace) -> int:

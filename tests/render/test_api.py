@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from glyphfold.render.api import render_text
 from glyphfold.render.profiles import get_profile
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 import glyphfold
@@ -158,3 +160,74 @@ def test_concurrent_renders_match_sequential(dejavu):
         parallel = list(pool.map(lambda t: render_text(t, **kw), texts))
     for text, res in zip(texts, parallel, strict=True):
         assert [p.png for p in res.pages] == [p.png for p in render_text(text, **kw).pages]
+
+
+def test_warm_up_fills_the_atlas_and_can_run_in_background():
+    """warm_up renders once (inline or on a daemon thread) so later renders find glyphs ready."""
+    from glyphfold.render.api import atlas_for, resolve_setup
+
+    thread = glyphfold.warm_up(background=True)
+    assert thread is not None and thread.daemon
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    assert glyphfold.warm_up() is None
+    atlas = atlas_for(resolve_setup())
+    assert atlas.table[ord("é")] >= 0 and atlas.table[0x56FD] >= 0
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_pages_are_padded_to_the_providers_size_multiple(keep):
+    """qwen-vl resizes to multiples of 28 px: pages get paper margins so none is resampled."""
+    prof = get_profile("qwen-vl")
+    text = "\n".join(f"line {i}: " + "abc " * (i % 50) for i in range(100))
+    res = render_text(text, profile="qwen-vl", keep_pixels=keep)
+    assert len(res.pages) > 1
+    for p in res.pages:
+        assert p.width % 28 == 0 and p.height % 28 == 0
+        assert prof.fits(p.width, p.height)
+        px = _decode(p.png)
+        assert px.shape == (p.height, p.width)
+        assert (px[:, 142 * 11 :] == 255).all(), "right margin is paper"
+        assert (px[p.rows * 16 :] == 255).all(), "bottom margin is paper"
+        if keep:
+            np.testing.assert_array_equal(px, p.pixels)
+    a = render_text(text, profile="qwen-vl")
+    b = render_text(text, profile="qwen-vl", keep_pixels=True)
+    assert [p.png for p in a.pages] == [p.png for p in b.pages]
+
+
+_TEXTS = st.lists(
+    st.sampled_from(
+        [*"ab Z09-_.", "\t", "\n", "\r\n", "é", "Ж", "国", "ｱ", "✓", "🎉", "\x1b[1m", "\u200b"]
+    ),
+    max_size=80,
+).map("".join)
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=_TEXTS, bits=st.sampled_from([1, 2]), reflow=st.booleans())
+def test_pages_equal_the_naive_pipeline(dejavu, text, bits, reflow):
+    """Decoded pages equal naive layout + naive blit, page by page (spans included)."""
+    from glyphfold.render.api import atlas_for, resolve_setup
+
+    from tests.naive import naive_blit, naive_layout
+
+    kw = {"font": dejavu, "cell": "8x16", "page": "128x48", "bits": bits, "reflow": reflow}
+    res = render_text(text, **kw)
+    setup = resolve_setup(**kw)
+    atlas = atlas_for(setup)
+    cfg = setup.config
+    want, _ = naive_layout(
+        text,
+        cols=cfg.cols,
+        rows=cfg.rows,
+        reflow=reflow,
+        continuation=cfg.continuation,
+        newline=cfg.newline,
+    )
+    assert len(res.pages) == len(want)
+    for page, ref in zip(res.pages, want, strict=True):
+        assert page.source_span == ref["span"]
+        np.testing.assert_array_equal(
+            _decode(page.png), naive_blit(ref["grid"], atlas.table, atlas.cells)
+        )

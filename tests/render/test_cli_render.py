@@ -153,3 +153,13 @@ def test_bench_runs_and_reports_the_comparison(capsys):
         assert data[key] > 0
     assert data["pillow"]["pages_timed"] == 1
     assert data["glyphfold"]["pages"] >= 1
+
+
+def test_bench_kernel_list_names_real_kernels():
+    """Every kernel the fresh-process check inspects exists in the kernel module."""
+    from glyphfold.render import _kernels as K
+
+    from glyphfold.commands.bench import KERNELS
+
+    for name in KERNELS:
+        assert callable(getattr(K, name, None)), name

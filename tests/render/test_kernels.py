@@ -121,3 +121,14 @@ def test_bit_blit_matches_naive_blit_then_pack(dejavu, unifont, cw, ch):
         padded = np.full((pixels.shape[0], -(-pixels.shape[1] // 8) * 8), 255, np.uint8)
         padded[:, : pixels.shape[1]] = pixels
         assert got.tobytes() == naive_pack(padded, 1)
+
+
+def test_unaligned_page_uses_the_reference_blit(atlas):
+    """A page view whose rows are not whole 64-bit words is drawn by blit_page, identically."""
+    pages = _prepared(atlas, "odd buffer 国语 ✓")
+    for page in pages:
+        buf = np.zeros((4 * 16, 16 * 8 + 3), dtype=np.uint8)  # 131 px: not a word multiple
+        got = blit(page, atlas, buf)
+        want = naive_blit(page.grid[: page.n_rows].tolist(), atlas.table, atlas.cells)
+        np.testing.assert_array_equal(got, want)
+        assert not buf[:, 128:].any(), "columns past the page are untouched"
