@@ -45,8 +45,8 @@ KINDS: tuple[str, ...] = tuple(_PATTERNS)
 class FactsheetConfig:
     """Caps for the factsheet; defaults keep it well under 1% of a typical middle."""
 
-    max_items: int = 200  # a list longer than this stops being read
-    max_chars: int = 6000  # ~1.5k tokens: cheap next to the pages it accompanies
+    max_items: int = 120  # a list longer than this stops being read
+    max_chars: int = 3000  # ~750 tokens: cheap next to the pages it accompanies
     min_len: int = 4  # shorter strings are read reliably from pixels
     kinds: tuple[str, ...] = KINDS
 

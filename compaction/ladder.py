@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from glyphfold.compaction.events import HistoryTrimmed, publish
 from glyphfold.compaction.ledger import LedgerEntry, ledger_to_json
 from glyphfold.compaction.messages import History, Message, ToolCall, ToolResult, coerce, to_wire
 from glyphfold.compaction.rungs.base import X_KEY, Rung, RungContext, glyphfold_meta
@@ -290,6 +291,7 @@ def _run(
     options: Mapping[str, Any] | None = None,
     parsed: tuple[History, Callable[[History], Any]] | None = None,
     estimate: int | None = None,
+    bus: Any = None,
 ) -> CompactionResult:
     h, restore = parsed if parsed is not None else coerce(history, format=format)
     prof = _get_profile(profile)
@@ -298,6 +300,9 @@ def _run(
     before = count(h) if estimate is None else estimate
     ledger: list[LedgerEntry] = []
     events: list[Any] = list(extra_events)
+    if not dry_run:
+        for ev in extra_events:
+            publish(ev, bus)
     pages: tuple[Any, ...] = ()
     cur = h
     aligned = True  # message i of cur is message i of h (only 1:1 rungs ran so far)
@@ -313,12 +318,17 @@ def _run(
             pinned=pinned,
             original=h if aligned else None,
             dry_run=dry_run,
-            options=MappingProxyType({**(options or {}), "counter": counter}),
+            options=MappingProxyType({**(options or {}), "counter": counter, "bus": bus}),
             tokens=tokens,
             history_id=id(cur),
         )
         outcome = rung.apply(cur, ctx)
         events.extend(outcome.events)
+        if not dry_run:
+            # core's trim announces its own HistoryTrimmed; announce the ladder's, in order
+            for ev in outcome.events:
+                if not isinstance(ev, HistoryTrimmed):
+                    publish(ev, bus)
         if outcome.entry is not None:
             ledger.append(outcome.entry)
         if outcome.history is not cur:
@@ -373,6 +383,7 @@ def compact(
     renderer: Any = None,
     counter: Any = None,
     format: str = "auto",
+    bus: Any = None,
 ) -> CompactionResult:
     """Compact ``history`` under a token budget, cheapest rung first (SPEC §5).
 
@@ -383,6 +394,9 @@ def compact(
     when a ``summarizer`` is given. ``pins`` are messages that every rung keeps.
     Raises :class:`ContextOverflowError` when even the newest turn and the pins do
     not fit (the input is untouched); ``dry_run=True`` returns the plan instead.
+    Events (``HistoryTrimmed``, ``SummaryFailed``) go to ``bus`` (default: the
+    process-wide bus of :mod:`glyphfold.compaction.events`) and into ``.events``;
+    a dry run announces nothing.
     """
     if (budget is None) == (window is None):
         msg = "give exactly one of budget= (tokens) or window= (the model's context window)"
@@ -419,6 +433,7 @@ def compact(
         counter=counter,
         raise_if_over=True,
         format=format,
+        bus=bus,
     )
 
 
@@ -436,6 +451,7 @@ def recover(
     counter: Any = None,
     dry_run: bool = False,
     format: str = "auto",
+    bus: Any = None,
 ) -> CompactionResult:
     """Reactive recovery after a context overflow (SPEC §3.6, §5.1).
 
@@ -479,6 +495,7 @@ def recover(
         raise_if_over=True,
         extra_events=events,
         format=format,
+        bus=bus,
         options={"reactive": True},
         parsed=(h, restore),
         estimate=estimate,
@@ -494,6 +511,7 @@ def shake(
     counter: Any = None,
     dry_run: bool = False,
     format: str = "auto",
+    bus: Any = None,
 ) -> CompactionResult:
     """Only the free text rungs (elision, image stripping), whatever the budget (``/shake``)."""
     built = _build_rungs(
@@ -515,6 +533,7 @@ def shake(
         counter=counter,
         raise_if_over=False,
         format=format,
+        bus=bus,
     )
 
 

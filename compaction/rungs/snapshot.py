@@ -43,7 +43,7 @@ from glyphfold.compaction.rungs.strip_images import describe_image
 from glyphfold.compaction.transcript import TranscriptBuilder, TranscriptConfig
 from glyphfold.compaction.turns import segment_turns
 
-from glyphfold.errors import EncodeError
+from glyphfold.errors import EncodeError, LayoutError
 
 SNAPSHOT_VERSION = 1
 ACK_TEXT = "Understood: the earlier part of our conversation is in the snapshot pages above."
@@ -184,9 +184,10 @@ class Snapshot:
     def apply(self, history: History, ctx: RungContext) -> RungOutcome:
         try:
             return self._apply(history, ctx)
-        except EncodeError as exc:
-            # a page over the provider's byte limit (never at the default 1-bit pages):
-            # documented fallback, the rung steps aside and the next one runs
+        except (EncodeError, LayoutError) as exc:
+            # a page over the provider's byte limit (never at the default 1-bit pages),
+            # or a page geometry the profile would downscale: documented fallback, the
+            # rung steps aside and the next one runs
             before = ctx.tokens_of(history)
             entry = LedgerEntry(self.name, before, before, note=f"skipped: {exc}")
             return RungOutcome(history, entry)
@@ -228,7 +229,9 @@ class Snapshot:
         source_all, spans = serialise(middle_all, names, cfg.transcript)
         span_end = {k: e for k, _, e in spans}
         page_starts, page_tokens, page_bytes = self._plan(source_all, profile)
-        overhead = 300  # guide + factsheet + ack per snapshot (factsheet capped), tokens
+        # per snapshot: guide + ack (~120 tokens) and the factsheet at its cap, so a
+        # factsheet can never push the result over the budget it was planned for
+        overhead = 120 + (cfg.factsheet.max_chars + 160) // 4
 
         costs = [ctx.count_message(m) for m in ends_src.messages]
         suffix = [0] * (len(msgs) + 1)  # suffix[i] = tokens of ends_src messages [i, n)

@@ -104,7 +104,11 @@ class StripImages:
         if not removed:
             return RungOutcome(history, None)
         out = history.replace_messages(messages)
-        entry = LedgerEntry(self.name, ctx.tokens_of(history), ctx.count(out), tuple(removed))
+        before, after = ctx.tokens_of(history), ctx.count(out)
+        # SPEC §3.4 prices an image only where it is sent: an old tool result's image
+        # costs nothing in the estimate, so its placeholder can add a few tokens
+        note = "old tool-result images are not priced by the estimate" if after >= before else ""
+        entry = LedgerEntry(self.name, before, after, tuple(removed), note=note)
         return RungOutcome(out, entry)
 
 

@@ -45,7 +45,7 @@ class Trim:
 
         reason = "overflow_recovery" if ctx.options.get("reactive") else "token_budget"
         # a dry run announces nothing: its event goes to a private bus
-        bus = EventBus() if ctx.dry_run else None
+        bus = EventBus() if ctx.dry_run else ctx.options.get("bus")
         res = trim_history(
             history,
             budget=max(ctx.target_tokens, 1),

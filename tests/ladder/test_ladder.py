@@ -542,3 +542,51 @@ def test_alternation_kept_when_the_head_ends_on_a_tool_result():
     assert find_violations(result.messages) == []
     kinds = [m.get("x_glyphfold", {}).get("kind") for m in result.messages["messages"]]
     assert kinds[3:6] == ["bridge", "snapshot", "snapshot_ack"]
+
+
+def test_ladder_events_reach_the_callers_bus(session):
+    """SummaryFailed and HistoryTrimmed are announced on the bus the caller passes."""
+    bus = EventBus()
+    seen = []
+    bus.subscribe(seen.append)
+
+    def broken(text):
+        raise RuntimeError("no key")
+
+    result = compact(session, budget=BUDGET, rungs="summary,trim", summarizer=broken, bus=bus)
+    assert [type(e) for e in seen] == [SummaryFailed, HistoryTrimmed]
+    assert set(map(type, result.events)) == {HistoryTrimmed, SummaryFailed}
+    seen.clear()
+    compact(session, budget=BUDGET, rungs="summary,trim", summarizer=broken, bus=bus, dry_run=True)
+    assert seen == []
+
+
+def test_every_profile_gives_a_valid_history(_sessions):
+    """Each provider profile: output fits, validates; vision ones image the middle."""
+    from glyphfold.render.profiles import get_profile, profile_names
+
+    imaged = 0
+    for name in profile_names():
+        result = compact(copy.deepcopy(_sessions["openai"]), budget=30_000, profile=name)
+        assert result.fits, name
+        assert find_violations(result.messages) == [], name
+        snaps = [e for e in result.ledger if e.rung == "snapshot" and e.pages]
+        if not get_profile(name).vision:
+            assert not snaps, name
+        imaged += bool(snaps)
+    assert imaged >= len(profile_names()) - 2  # a profile may step aside (ledger note)
+
+
+def test_recover_may_summarise_when_allowed(session):
+    """allow_summary=True lets recover() use the summary rung (SPEC §5.1 makes it opt-in)."""
+    calls = []
+
+    def summarizer(text):
+        calls.append(len(text))
+        return "Goal: compaction feature. Open: edge cases. Ticket GLY-20417."
+
+    est = estimate_history_tokens(session)
+    result = recover(session, allow_summary=True, summarizer=summarizer, rungs="summary,trim")
+    assert calls and result.ledger[0].rung == "summary"
+    assert result.tokens_after <= est * 2 // 3
+    assert find_violations(result.messages) == []
