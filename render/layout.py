@@ -13,8 +13,11 @@ Rules (what reaches the page, and what is *dropped by rule* and counted):
   LRM/RLM, LRE..RLO, isolates, BOM, soft hyphen, tags) and variation selectors:
   dropped, ``"format"``. They are invisible in the source too; a visible symbol
   would add noise to every emoji sequence.
-* Combining marks (Mn/Me) cannot share a fixed cell with their base in a
-  monospace grid: dropped, ``"combining"``. NFC text (the norm) has almost none.
+* Combining marks (Mn/Me) never get a cell of their own (they cannot share a
+  fixed cell with their base in a monospace grid): counted under ``"combining"``.
+  Where Unicode has a precomposed letter for the base and its marks (NFC), the
+  base's cell shows that letter, so decomposed ``e`` + U+0301 still prints ``é``;
+  marks with no precomposed form are lost. NFC text (the norm) has almost none.
 * Emoji: see :mod:`glyphfold.render.emoji` (semantic ones fold to ASCII labels,
   decorative ones are dropped, ``"emoji"``).
 * East Asian Wide/Fullwidth characters take two cells; the second holds
@@ -120,6 +123,29 @@ def to_codepoints(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+def compose_marks(cps: np.ndarray, marks: np.ndarray) -> np.ndarray:
+    """Return a copy of ``cps`` where each base before a run of ``marks`` is its NFC letter.
+
+    The marks themselves stay in place (layout drops and counts them); only the
+    base code point changes, so offsets and provenance are untouched.
+    """
+    out = cps.copy()
+    idx = marks.tolist()
+    k = 0
+    while k < len(idx):
+        start = end = idx[k]
+        while k < len(idx) and idx[k] == end:
+            k += 1
+            end += 1
+        if start == 0:
+            continue
+        run = "".join(map(chr, out[start - 1 : end].tolist()))
+        first = unicodedata.normalize("NFC", run)[0]
+        if ord(first) != out[start - 1] and unicodedata.category(first) not in ("Mn", "Me"):
+            out[start - 1] = ord(first)
+    return out
+
+
 @dataclass(frozen=True)
 class LayoutConfig:
     """Grid geometry and rules of one layout."""
@@ -165,10 +191,16 @@ class Layout:
     """Iterate the pages of one text; ``dropped`` holds the per-rule counts after."""
 
     def __init__(self, cps: np.ndarray, config: LayoutConfig, *, with_src: bool = False) -> None:
-        self.cps = cps
         self.config = config
         self.with_src = with_src
         self.cls = class_table(cps)
+        # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
+        if cps.shape[0] and int(cps.max()) >= 0x300:
+            marks = np.flatnonzero(self.cls[cps] == K.C_DROP_COMBINING)
+            if marks.shape[0]:
+                cps = compose_marks(cps, marks)
+                self.cls = class_table(cps)
+        self.cps = cps
         self._counts = np.zeros(K.N_RULES, dtype=np.int64)
 
     @property

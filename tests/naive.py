@@ -9,6 +9,7 @@ pixel by pixel.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,6 +73,15 @@ def tokenize(text: str) -> list[Token]:
             out.append(Token("drop", i, rule=_DROP_RULE[k]))
             i += 1
         else:
+            # a letter followed by combining marks shows its precomposed (NFC) form
+            j = i + 1
+            while j < n and classify(ord(text[j])) == K.C_DROP_COMBINING:
+                j += 1
+            if j > i + 1:
+                composed = unicodedata.normalize("NFC", text[i:j])[0]
+                if unicodedata.category(composed) not in ("Mn", "Me"):
+                    cp = ord(composed)
+                    k = classify(cp)
             out.append(Token("glyph", i, code=cp, width=2 if k == K.C_WIDE else 1))
             i += 1
     return out

@@ -72,8 +72,18 @@ def test_ansi_controls_and_format_chars_are_dropped_by_rule():
     """ANSI escapes, C0/C1 controls, zero-width and bidi controls never reach the page."""
     text = "\x1b[1;31mred\x1b[0m\x07 a\u200bb\u202ec\u2066d\x00\x7f\x9b \x1b]0;title\x07ok\u0301"
     pages, dropped = layout_text(text, cols=40, rows=2)
-    assert rows_text(pages[0]) == ["red abcd ok"]
+    assert rows_text(pages[0]) == ["red abcd o\u1e31"]  # k + U+0301 prints as its NFC letter
     assert dropped == {"ansi": 7 + 4 + 10, "control": 4, "format": 3, "combining": 1}
+
+
+def test_decomposed_accents_print_as_precomposed_letters():
+    """NFD input keeps its accents: base + marks show the NFC letter; marks are counted."""
+    text = "cafe\u0301 nin\u0303o A\u030a x\u0301\u0302 \u0301lead \u304b\u3099"
+    pages, dropped = layout_text(text, cols=40, rows=2, with_src=True)
+    assert rows_text(pages[0]) == ["caf\u00e9 ni\u00f1o \u00c5 x lead \u304c_"]
+    assert dropped == {"combining": 7}
+    # the composed cell still points at the base character's offset
+    assert pages[0].src[0, 3] == 3 and text[3] == "e"
 
 
 def test_semantic_emoji_fold_and_decorative_emoji_drop():
