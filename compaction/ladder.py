@@ -155,7 +155,7 @@ def _get_profile(profile: Any) -> Any:
 
 
 def _counters(
-    profile: Any, counter: Any
+    profile: Any, counter: Any, image_policy: str = "all"
 ) -> tuple[Callable[[History], int], Callable[[Message], int]]:
     from glyphfold.compaction.tokens import estimate_history_tokens, estimate_message_tokens
 
@@ -165,7 +165,9 @@ def _counters(
         profile = _get_profile("anthropic")
 
     def count(h: History) -> int:
-        return estimate_history_tokens(h, profile=profile, counter=counter)
+        return estimate_history_tokens(
+            h, profile=profile, counter=counter, image_policy=image_policy
+        )
 
     memo: dict[int, tuple[Message, int]] = {}
 
@@ -292,10 +294,11 @@ def _run(
     parsed: tuple[History, Callable[[History], Any]] | None = None,
     estimate: int | None = None,
     bus: Any = None,
+    image_policy: str = "all",
 ) -> CompactionResult:
     h, restore = parsed if parsed is not None else coerce(history, format=format)
     prof = _get_profile(profile)
-    count, count_message = _counters(prof, counter)
+    count, count_message = _counters(prof, counter, image_policy)
     pinned = _resolve_pins(h, pins)
     before = count(h) if estimate is None else estimate
     ledger: list[LedgerEntry] = []
@@ -318,7 +321,9 @@ def _run(
             pinned=pinned,
             original=h if aligned else None,
             dry_run=dry_run,
-            options=MappingProxyType({**(options or {}), "counter": counter, "bus": bus}),
+            options=MappingProxyType(
+                {**(options or {}), "counter": counter, "bus": bus, "image_policy": image_policy}
+            ),
             tokens=tokens,
             history_id=id(cur),
         )
@@ -384,6 +389,7 @@ def compact(
     counter: Any = None,
     format: str = "auto",
     bus: Any = None,
+    image_policy: str = "all",
 ) -> CompactionResult:
     """Compact ``history`` under a token budget, cheapest rung first (SPEC §5).
 
@@ -397,6 +403,12 @@ def compact(
     Events (``HistoryTrimmed``, ``SummaryFailed``) go to ``bus`` (default: the
     process-wide bus of :mod:`glyphfold.compaction.events`) and into ``.events``;
     a dry run announces nothing.
+
+    ``image_policy="all"`` (the default) prices every image left in the history,
+    because the compacted wire history is sent as it is and the provider bills
+    every image in it; ``"spec"`` prices images as SPEC §3.4's estimate does (only
+    user turns and the newest turn's tool results), for a harness that, like the
+    seed's runtime, re-attaches only current tool images.
     """
     if (budget is None) == (window is None):
         msg = "give exactly one of budget= (tokens) or window= (the model's context window)"
@@ -434,6 +446,7 @@ def compact(
         raise_if_over=True,
         format=format,
         bus=bus,
+        image_policy=image_policy,
     )
 
 
@@ -452,6 +465,7 @@ def recover(
     dry_run: bool = False,
     format: str = "auto",
     bus: Any = None,
+    image_policy: str = "all",
 ) -> CompactionResult:
     """Reactive recovery after a context overflow (SPEC §3.6, §5.1).
 
@@ -459,11 +473,12 @@ def recover(
     model-free rungs (elide, strip, snapshot, trim); the summary rung runs only
     with ``allow_summary=True`` and a ``summarizer``. ``error`` is the provider's
     error (kept in ``events`` for the record). Raises :class:`ContextOverflowError`
-    explaining why when the target cannot be reached.
+    explaining why when the target cannot be reached. ``image_policy`` as for
+    :func:`compact`.
     """
     h, restore = coerce(history, format=format)
     prof = _get_profile(profile)
-    count, _ = _counters(prof, counter)
+    count, _ = _counters(prof, counter, image_policy)
     estimate = count(h)
     target = math.floor(estimate * RECOVER_RATIO)
     if target <= 0:
@@ -499,6 +514,7 @@ def recover(
         options={"reactive": True},
         parsed=(h, restore),
         estimate=estimate,
+        image_policy=image_policy,
     )
 
 

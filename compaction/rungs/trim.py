@@ -52,6 +52,7 @@ class Trim:
             reason=reason,
             profile=ctx.profile,
             counter=ctx.options.get("counter"),
+            image_policy=ctx.options.get("image_policy", "spec"),
             bus=bus,
         )
         if res.event is None:

@@ -56,7 +56,8 @@ def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str)
     from glyphfold.errors import ContextOverflowError
 
     h, _ = coerce(history, format=format)
-    costs = token_costs(h, profile=profile)
+    # priced as compact() prices: every image left in the wire history is billed
+    costs = token_costs(h, profile=profile, image_policy="all")
     total = costs.total
     by_role: dict[str, list[int]] = {}
     for m, c in zip(h.messages, costs.messages, strict=True):
@@ -65,8 +66,8 @@ def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str)
         r[1] += c
     if costs.system:
         by_role["system (top-level)"] = [1, costs.system]
-    # per content kind, priced the way the total prices each message (SPEC §3.4: an
-    # image counts only where it is sent); the rows add up to the total
+    # per content kind, priced the way the total prices each message; the rows add
+    # up to the total
     kinds = {"text": 0, "tool calls": 0, "tool results": 0, "images": 0, "framing": 0}
     for m, cost in zip(h.messages, costs.messages, strict=True):
         parts = {"text": 0, "tool calls": 0, "tool results": 0, "images": 0}
@@ -105,7 +106,8 @@ def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str)
 
     verdict = "fits" if total <= budget else f"over by {total - budget:,}"
     out = [
-        f"history: {len(h.messages)} messages, {total:,} tokens (estimate, SPEC §3.4); "
+        f"history: {len(h.messages)} messages, {total:,} tokens (estimate: SPEC §3.4, every image "
+        f"priced); "
         f"budget {budget:,}; {verdict}",
         "",
     ]

@@ -55,7 +55,7 @@ def test_compact_end_to_end(session):
     assert find_violations(result.messages) == []
     assert result.tokens_before > 4 * BUDGET
     assert result.tokens_after <= BUDGET and result.fits
-    assert estimate_history_tokens(result.messages) == result.tokens_after
+    assert estimate_history_tokens(result.messages, image_policy="all") == result.tokens_after
     assert [e.rung for e in result.ledger] == ["elide", "strip", "snapshot"]
 
     msgs_in, msgs_out = wire_messages(session), wire_messages(result.messages)
@@ -193,7 +193,7 @@ def test_provider_messages_strips_private_keys(session):
 
 def test_stops_at_the_first_rung_that_fits(session):
     """Rungs run cheapest first and stop once under budget."""
-    est = estimate_history_tokens(session)
+    est = estimate_history_tokens(session, image_policy="all")  # how compact() prices
     result = compact(session, budget=est - 1000)
     assert [e.rung for e in result.ledger] == ["elide"]
     untouched = compact(session, budget=est + 10)
@@ -243,7 +243,7 @@ def test_pins_are_honoured_by_every_rung(session):
     )
     plain = compact(copy.deepcopy(session), budget=BUDGET)
     assert dump(msgs[idx]) not in {dump(m) for m in wire_messages(plain.messages)}
-    est = estimate_history_tokens(session)
+    est = estimate_history_tokens(session, image_policy="all")
     for rungs, budget in (
         ("elide", est - 1000),
         ("elide,strip,snapshot", 30_000),
@@ -333,7 +333,7 @@ def test_window_and_ratio(session):
 def test_recover_reaches_two_thirds_without_a_model(session):
     """SPEC §3.6/§5.1: reactive recovery reduces to <= 2/3 of the estimate, model-free."""
     calls = []
-    est = estimate_history_tokens(session)
+    est = estimate_history_tokens(session, image_policy="all")
     result = recover(
         session,
         error={"error": {"type": "invalid_request_error", "message": "prompt is too long"}},
@@ -585,8 +585,24 @@ def test_recover_may_summarise_when_allowed(session):
         calls.append(len(text))
         return "Goal: compaction feature. Open: edge cases. Ticket GLY-20417."
 
-    est = estimate_history_tokens(session)
+    est = estimate_history_tokens(session, image_policy="all")
     result = recover(session, allow_summary=True, summarizer=summarizer, rungs="summary,trim")
     assert calls and result.ledger[0].rung == "summary"
     assert result.tokens_after <= est * 2 // 3
     assert find_violations(result.messages) == []
+
+
+def test_old_images_are_priced_as_sent_and_stripping_saves_them(session):
+    """compact() prices every image it leaves in the wire output (image_policy="all"):
+    the strip rung's saving is real; image_policy="spec" prices as SPEC §3.4 does."""
+    before = copy.deepcopy(session)
+    spec_est = estimate_history_tokens(session)
+    all_est = estimate_history_tokens(session, image_policy="all")
+    assert all_est > spec_est  # the demo session carries an old screenshot in a tool result
+    result = compact(session, budget=all_est - 1, rungs="strip")
+    assert result.tokens_before == all_est
+    (entry,) = result.ledger
+    assert entry.rung == "strip" and entry.tokens_before - entry.tokens_after > 0
+    spec = compact(session, budget=all_est - 1, rungs="strip", image_policy="spec")
+    assert spec.tokens_before == spec_est
+    assert session == before

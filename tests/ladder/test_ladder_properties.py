@@ -42,7 +42,7 @@ def test_compact_fits_or_explains(case, fraction):
     """Output fits and validates, or ContextOverflowError; input untouched; deterministic."""
     _, history = case
     before = _dump(history)
-    budget = max(50, int(estimate_history_tokens(history) * fraction))
+    budget = max(50, int(estimate_history_tokens(history, image_policy="all") * fraction))
     try:
         a = compact(copy.deepcopy(history), budget=budget)
     except ContextOverflowError as exc:
@@ -62,7 +62,7 @@ def test_recover_reaches_two_thirds_or_explains(case):
     """recover(): at most two thirds of the estimate, valid, or ContextOverflowError."""
     _, history = case
     before = _dump(history)
-    est = estimate_history_tokens(history)
+    est = estimate_history_tokens(history, image_policy="all")
     try:
         result = recover(history)
     except ContextOverflowError:
