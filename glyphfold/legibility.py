@@ -227,25 +227,30 @@ _TIKTOKEN_COUNTERS: dict[str, Any] = {}
 
 
 def _offline_counter(encoding: str) -> Any | None:
-    """Return core's TiktokenCounter for ``encoding``, or None when it is not cached.
+    """Return an exact offline counter for ``encoding``, or None when none is available.
 
-    glyphfold never downloads at run time; ``TiktokenCounter`` refuses an
-    encoding that tiktoken would have to fetch.
+    glyphfold never downloads at run time: core's ``TiktokenCounter`` when
+    tiktoken has the table cached, else ``BpeCounter`` (bpe-openai ships the
+    same table compiled in; the two agree token for token, tested in core).
     """
     with _TIKTOKEN_LOCK:
         if encoding not in _TIKTOKEN_COUNTERS:
-            from glyphfold.compaction.tokens import TiktokenCounter
+            from glyphfold.compaction.tokens import BpeCounter, TiktokenCounter
             from glyphfold.errors import TokenizerUnavailableError
 
-            try:
-                _TIKTOKEN_COUNTERS[encoding] = TiktokenCounter(encoding)
-            except TokenizerUnavailableError:
-                _TIKTOKEN_COUNTERS[encoding] = None
+            counter = None
+            for make in (TiktokenCounter, BpeCounter):
+                try:
+                    counter = make(encoding)
+                    break
+                except TokenizerUnavailableError:
+                    continue
+            _TIKTOKEN_COUNTERS[encoding] = counter
         return _TIKTOKEN_COUNTERS[encoding]
 
 
 def count_text_tokens(text: str) -> dict[str, int | None]:
-    """Return text-token counts: ``chars/4`` (ceil) and o200k_base (None when not cached)."""
+    """Return text-token counts: ``chars/4`` (ceil) and o200k_base (None when unavailable)."""
     counter = _offline_counter("o200k_base")
     return {
         "chars_div_4": -(-len(text) // 4),

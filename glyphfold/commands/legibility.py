@@ -109,7 +109,7 @@ def _print_report(report) -> None:
         )
     tt = report.text_tokens
     comp = report.compression()
-    o200k = "not cached" if tt["o200k_base"] is None else str(tt["o200k_base"])
+    o200k = "unavailable" if tt["o200k_base"] is None else str(tt["o200k_base"])
     print(
         f"whole corpus as one text: {report.chars} chars, {report.pages} page(s), "
         f"{report.image_tokens} image tokens ({report.chars_per_image_token:.2f} chars/token; "
