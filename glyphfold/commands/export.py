@@ -6,17 +6,13 @@ import argparse
 import json
 import sys
 
+from glyphfold.commands._store_args import add_db_argument
+
 HELP = "print a conversation's working history (root -> tip) as wire-format JSON"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        default=None,
-        help="store URL (sqlite:///path.db, postgresql://...); default $GLYPHFOLD_DB "
-        "or ~/.local/share/glyphfold/transcripts.db",
-    )
+    add_db_argument(parser)
     parser.add_argument(
         "conversation", metavar="CONVERSATION", help="conversation id or unique prefix"
     )

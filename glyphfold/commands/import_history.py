@@ -7,17 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+from glyphfold.commands._store_args import add_db_argument
+
 HELP = "import a wire-format history or an `export --tree` dump as a new conversation"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        default=None,
-        help="store URL (sqlite:///path.db, postgresql://...); default $GLYPHFOLD_DB "
-        "or ~/.local/share/glyphfold/transcripts.db",
-    )
+    add_db_argument(parser)
     parser.add_argument(
         "file",
         metavar="FILE",

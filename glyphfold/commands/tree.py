@@ -5,17 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from glyphfold.commands._store_args import add_db_argument
+
 HELP = "draw a conversation's session tree: branches, tip, checkpoints, compactions"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        default=None,
-        help="store URL (sqlite:///path.db, postgresql://...); default $GLYPHFOLD_DB "
-        "or ~/.local/share/glyphfold/transcripts.db",
-    )
+    add_db_argument(parser)
     parser.add_argument(
         "conversation",
         nargs="?",
