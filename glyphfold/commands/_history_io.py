@@ -1,4 +1,4 @@
-"""Shared I/O of the history commands (validate, trim, compact, context, shake, demo)."""
+"""Shared input/output of the commands: bounded reads of a file or stdin, history JSON, pages."""
 
 from __future__ import annotations
 
@@ -33,22 +33,31 @@ def add_input(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def read_history(spec: str) -> Any:
-    """Load a history from a JSON file path or ``-`` (stdin); one-line errors on bad input."""
+def read_input_bytes(spec: str, *, max_bytes: int = MAX_INPUT_BYTES) -> tuple[bytes, str]:
+    """Return (bytes, label) of a file path or ``-`` (stdin), refusing more than ``max_bytes``."""
     if spec == "-":
-        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        data = sys.stdin.buffer.read(max_bytes + 1)
         label = "stdin"
     else:
         path = Path(spec)
+        if not path.exists():
+            msg = f"input file not found: {spec}"
+            raise InputError(msg)
         if not path.is_file():
-            msg = f"history file not found: {spec}"
+            msg = f"input is not a regular file: {spec}"
             raise InputError(msg)
         with path.open("rb") as fh:
-            data = fh.read(MAX_INPUT_BYTES + 1)
+            data = fh.read(max_bytes + 1)
         label = spec
-    if len(data) > MAX_INPUT_BYTES:
-        msg = f"{label} is larger than {MAX_INPUT_BYTES} bytes"
+    if len(data) > max_bytes:
+        msg = f"{label} is larger than {max_bytes} bytes; split it first"
         raise InputError(msg)
+    return data, label
+
+
+def read_history(spec: str) -> Any:
+    """Load a history from a JSON file path or ``-`` (stdin); one-line errors on bad input."""
+    data, label = read_input_bytes(spec)
     if not data.strip():
         msg = f"{label} is empty; expected a JSON chat history"
         raise InputError(msg)

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from glyphfold.commands._history_io import read_input_bytes
 from glyphfold.errors import InputError
 
 HELP = "render text into dense PNG glyph pages (no INPUT: the built-in sample transcript)"
@@ -35,23 +36,7 @@ def _read_input(spec: str | None) -> tuple[str, str]:
         from glyphfold.render.sample import SAMPLE_TRANSCRIPT
 
         return SAMPLE_TRANSCRIPT, "built-in sample transcript"
-    if spec == "-":
-        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        label = "stdin"
-    else:
-        path = Path(spec)
-        if not path.exists():
-            msg = f"input file not found: {spec}"
-            raise InputError(msg)
-        if not path.is_file():
-            msg = f"input is not a regular file: {spec}"
-            raise InputError(msg)
-        with path.open("rb") as fh:
-            data = fh.read(MAX_INPUT_BYTES + 1)
-        label = spec
-    if len(data) > MAX_INPUT_BYTES:
-        msg = f"{label} is larger than {MAX_INPUT_BYTES} bytes; split it first"
-        raise InputError(msg)
+    data, label = read_input_bytes(spec, max_bytes=MAX_INPUT_BYTES)
     if not data.strip():
         msg = f"{label} is empty: nothing to render"
         raise InputError(msg)
