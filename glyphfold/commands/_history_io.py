@@ -93,6 +93,10 @@ def write_pages(pages: Any, directory: str | Path) -> list[Path]:
     out = []
     for k, page in enumerate(pages, 1):
         p = d / f"page-{k:04d}.png"
-        p.write_bytes(page.png)
+        try:
+            p.write_bytes(page.png)
+        except OSError as exc:
+            msg = f"cannot write {p}: {exc.strerror or exc}"
+            raise InputError(msg) from None
         out.append(p)
     return out

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from glyphfold.commands._history_io import read_input_bytes
+from glyphfold.commands._history_io import read_input_bytes, write_pages
 from glyphfold.errors import InputError
 
 HELP = "render text into dense PNG glyph pages (no INPUT: the built-in sample transcript)"
@@ -83,15 +83,7 @@ def run(args: argparse.Namespace) -> int:
         bits=args.bits,
         reflow=args.reflow,
     )
-    files = []
-    for i, page in enumerate(result.pages, start=1):
-        target = out / f"page-{i:04d}.png"
-        try:
-            target.write_bytes(page.png)
-        except OSError as exc:
-            msg = f"cannot write {target}: {exc.strerror or exc}"
-            raise InputError(msg) from None
-        files.append(str(target))
+    files = [str(p) for p in write_pages(result.pages, out)]
     summary = describe(result)
     summary["files"] = files
     summary["input"] = label
