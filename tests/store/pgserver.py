@@ -16,16 +16,22 @@ import sys
 import tempfile
 from pathlib import Path
 
-PG_BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin")
+PG_LIB = Path("/usr/lib/postgresql")  # Debian: /usr/lib/postgresql/<major>/bin
 URL_ENV = "GLYPHFOLD_TEST_PG_URL"
 DIR_ENV = "GLYPHFOLD_TEST_PG_DIR"
 
 
 def pg_bin() -> Path | None:
     """The directory holding initdb/pg_ctl, or None when PostgreSQL is not installed."""
-    for d in PG_BIN_DIRS:
-        if (Path(d) / "initdb").exists():
-            return Path(d)
+    # newest installed major first (Debian 12 ships 15, Debian 13 ships 17)
+    majors = sorted(
+        (d for d in PG_LIB.glob("*/bin") if d.parent.name.isdigit()),
+        key=lambda d: int(d.parent.name),
+        reverse=True,
+    )
+    for d in majors:
+        if (d / "initdb").exists():
+            return d
     found = shutil.which("initdb")
     return Path(found).parent if found else None
 
