@@ -35,7 +35,9 @@ replace an inherited drawing) override.
 
 Letters of Latin-1, Latin Extended-A, Greek and Cyrillic that Unicode decomposes into a
 base letter and one combining mark are composed automatically (``i``/``j`` lose
-their dot first); any ``char`` drawn by hand wins over composition. Box
+their dot first and take ``NAME_dotless`` marks when the font has them; capitals
+take ``NAME_cap`` marks when the font has them); any ``char`` drawn by hand wins
+over composition. Box
 drawing (U+2500-U+257F) and block elements (U+2580-U+259F) are generated from
 their Unicode names so every line meets its neighbour cell exactly.
 """
@@ -634,6 +636,10 @@ def build_glyphs(font: FontSource) -> tuple[dict[int, Bitmap], dict[int, str]]:
             base = DOTLESS[base]
             # a font may give i/j their own mark (e.g. an acute that keeps off the dot's spot)
             marks = tuple(f"{m}_dotless" if f"{m}_dotless" in font.marks else m for m in marks)
+        elif above and unicodedata.category(chr(base)) == "Lu":
+            # a font may give capitals their own (shorter) marks: a mark tall enough to
+            # read over the x-height does not fit over the cap height
+            marks = tuple(f"{m}_cap" if f"{m}_cap" in font.marks else m for m in marks)
         if base not in font.glyphs:
             continue  # composition needs a drawn base; coverage tests report the gap
         before = len(font.overlaps)
