@@ -239,18 +239,6 @@ def test_profile_default_cell_reads_back_at_native_resolution(profile, rapid_nat
 # character is 0.3-0.4% and the 1% target means something
 TARGET_CROPS = {"english": 4, "code": 10, "tool_json": 10, "french": 4, "spanish": 4, "chinese": 2}
 
-# the regular font's accents, 'a', O, zero and guillemets were redrawn until tesseract
-# fra/spa read them back; the dense crops are still marked (dense font not redrawn)
-LATIN1_GAP = pytest.mark.xfail(
-    reason=(
-        "dense: accented letters do not fully read back yet: rapidocr's alphabet has no "
-        "ê ç ñ ¡ ¿ and reads 1-px accents as bare letters; tesseract fra/spa misreads "
-        "some marks and « »"
-    ),
-    strict=False,
-)
-
-
 @pytest.fixture(scope="module")
 def target_engines(rapid_native):
     """rapidocr at native size, plus tesseract (scale 2) when Debian's package is installed."""
@@ -262,14 +250,7 @@ def target_engines(rapid_native):
 
 @pytest.mark.ocr
 @pytest.mark.parametrize(
-    ("part", "shape"),
-    [
-        pytest.param(p, s, marks=LATIN1_GAP)
-        if p in ("french", "spanish") and s == "dense"
-        else pytest.param(p, s)
-        for s in sorted(L.TARGETS)
-        for p in L.CORPUS_PARTS
-    ],
+    ("part", "shape"), [(p, s) for s in sorted(L.TARGETS) for p in L.CORPUS_PARTS]
 )
 def test_shape_meets_cer_target_on_a_crop(shape, part, target_engines):
     """SPEC §5.4 targets: regular CER <= 1% (CJK 3%), dense <= 3%, ids >= 95% (regular).
@@ -292,15 +273,9 @@ def test_shape_meets_cer_target_on_a_crop(shape, part, target_engines):
 @pytest.mark.ocr
 @pytest.mark.parametrize("shape", ["regular"])  # dense is held to its target by the crops
 def test_full_corpus_meets_targets(shape, target_engines):
-    """The whole corpus, every page: the numbers the legibility command reports.
-
-    French and Spanish are held to their target by the (xfail) crop tests until
-    their accents read back (see ``LATIN1_GAP``); every other part must pass.
-    """
+    """The whole corpus, every page: the numbers the legibility command reports."""
     report = L.measure(shape=shape, engines=target_engines)
-    latin1_parts = (f"{shape}/french:", f"{shape}/spanish:")
-    failures = [f for f in report.failures if not f.startswith(latin1_parts)]
-    assert failures == [], report.failures
+    assert not report.failures, report.failures
     assert report.chars_per_image_token > 1
     assert report.chars_per_image_token_reflow >= report.chars_per_image_token
     assert report.compression()["chars_div_4"] > 0
