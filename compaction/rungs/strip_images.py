@@ -105,8 +105,8 @@ class StripImages:
             return RungOutcome(history, None)
         out = history.replace_messages(messages)
         before, after = ctx.tokens_of(history), ctx.count(out)
-        # SPEC §3.4 prices an image only where it is sent: an old tool result's image
-        # costs nothing in the estimate, so its placeholder can add a few tokens
+        # with image_policy="spec" (SPEC §3.4) an old tool result's image costs nothing
+        # in the estimate, so its placeholder can add a few tokens: say so
         note = "old tool-result images are not priced by the estimate" if after >= before else ""
         entry = LedgerEntry(self.name, before, after, tuple(removed), note=note)
         return RungOutcome(out, entry)
