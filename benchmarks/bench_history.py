@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from glyphfold.compaction.events import EventBus
-from glyphfold.compaction.evict import EvictingHistory
-from glyphfold.compaction.messages import to_canonical
-from glyphfold.compaction.tokens import estimate_history_tokens
-from glyphfold.compaction.trim import trim_history
-from glyphfold.compaction.turns import segment_turns
+from glyphfold.compaction.history.events import EventBus
+from glyphfold.compaction.history.evict import EvictingHistory
+from glyphfold.compaction.history.messages import to_canonical
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.compaction.history.trim import trim_history
+from glyphfold.compaction.history.turns import segment_turns
 
 N_MESSAGES = 10_000
 

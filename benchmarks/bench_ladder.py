@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glyphfold.compaction.demo_session import demo_session
-from glyphfold.compaction.ladder import recover
+from glyphfold.compaction.ladder.api import recover
+
+from glyphfold.samples.demo_session import demo_session
 
 TARGET_CHARS = 1_000_000
 RENDER_RUNGS = "strip,snapshot,trim"
@@ -40,7 +41,7 @@ def _load_baseline() -> Any:
 
 def content_chars(history: Any) -> int:
     """Characters of message content (text, tool arguments, tool results; not images)."""
-    from glyphfold.compaction.messages import to_canonical
+    from glyphfold.compaction.history.messages import to_canonical
 
     h = to_canonical(history)
     n = len(h.system_text)

@@ -14,6 +14,6 @@ MIXED_CHARS = 1_000_000
 @pytest.fixture(scope="session")
 def mixed_text() -> str:
     """The deterministic ~1M-char mixed transcript that ``glyphfold bench`` uses."""
-    from glyphfold.render.sample import mixed_transcript
+    from glyphfold.samples.mixed_text import mixed_transcript
 
     return mixed_transcript(MIXED_CHARS)

@@ -1,1 +1,2 @@
-"""Messages, turns, tokens, budgets, trimming, eviction, the ladder, the store."""
+"""Keeping histories inside the window: history (the core), ladder (compaction rungs), store
+(transcripts and the session tree). See docs/architecture.md."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from glyphfold.compaction.events import EventBus
+from glyphfold.compaction.history.events import EventBus
 from glyphfold.compaction.store.base import Backend, Store
 from glyphfold.compaction.store.records import (
     Branch,

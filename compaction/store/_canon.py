@@ -1,7 +1,7 @@
 """Canonical columns of committed messages, computed with core's model.
 
 The store keeps each wire payload verbatim plus a few columns derived here
-from ``glyphfold.compaction.messages`` / ``turns`` / ``tokens``: the canonical
+from ``glyphfold.compaction.history.messages`` / ``turns`` / ``tokens``: the canonical
 role, whether the message starts a turn (SPEC §1), the tool-call and
 tool-result ids it carries, and its token estimate.
 """
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.messages import OPENAI, detect_format, to_canonical
-from glyphfold.compaction.tokens import estimate_message_tokens
-from glyphfold.compaction.turns import is_turn_start
+from glyphfold.compaction.history.messages import OPENAI, detect_format, to_canonical
+from glyphfold.compaction.history.tokens import estimate_message_tokens
+from glyphfold.compaction.history.turns import is_turn_start
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,15 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from glyphfold.compaction.convert import convert_history
-from glyphfold.compaction.events import EventBus, default_bus, publish
-from glyphfold.compaction.messages import History, to_wire
+from glyphfold.compaction.history.convert import convert_history
+from glyphfold.compaction.history.events import EventBus, default_bus, publish
+from glyphfold.compaction.history.messages import History, to_wire
+from glyphfold.compaction.history.tokens import (
+    DEFAULT_PROFILE,
+    TokenCounter,
+    estimate_history_tokens,
+)
+from glyphfold.compaction.history.turns import segment_turns
 from glyphfold.compaction.store import _canon, schema
 from glyphfold.compaction.store.records import (
     Branch,
@@ -33,8 +39,6 @@ from glyphfold.compaction.store.records import (
     Rewind,
     StoredMessage,
 )
-from glyphfold.compaction.tokens import DEFAULT_PROFILE, TokenCounter, estimate_history_tokens
-from glyphfold.compaction.turns import segment_turns
 
 from glyphfold.errors import (
     ConflictError,

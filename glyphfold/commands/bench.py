@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     from glyphfold.render.api import atlas_for, render_text, resolve_setup
     from glyphfold.render.layout import Layout, to_codepoints
     from glyphfold.render.page import blit
-    from glyphfold.render.sample import mixed_transcript
+    from glyphfold.samples.mixed_text import mixed_transcript
 
     if args.chars < 1000:
         msg = f"--chars must be at least 1000, got {args.chars}"

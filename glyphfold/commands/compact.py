@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def summarizer_from_name(name: str | None):
-    from glyphfold.compaction.summarizers import AnthropicSummarizer, OpenAISummarizer
+    from glyphfold.compaction.ladder.summarizers import AnthropicSummarizer, OpenAISummarizer
 
     match name:
         case None:
@@ -95,7 +95,7 @@ def parse_pins(pins: list[str]) -> list[int | str]:
 
 def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._history_io import read_history, write_json, write_pages
-    from glyphfold.compaction.ladder import compact, provider_messages
+    from glyphfold.compaction.ladder.api import compact, provider_messages
     from glyphfold.errors import ContextOverflowError, InputError
 
     if args.ratio is not None and args.window is None:

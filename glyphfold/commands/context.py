@@ -47,12 +47,12 @@ def _table(title: str, header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> 
 
 def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str) -> list[str]:
     """The report lines (pure: used by the command and the tests)."""
-    from glyphfold.compaction.ladder import compact
-    from glyphfold.compaction.messages import Image, ToolCall, ToolResult, coerce
-    from glyphfold.compaction.tokens import (
+    from glyphfold.compaction.history.messages import Image, ToolCall, ToolResult, coerce
+    from glyphfold.compaction.history.tokens import (
         FRAMING_TOKENS,
         token_costs,
     )
+    from glyphfold.compaction.ladder.api import compact
     from glyphfold.errors import ContextOverflowError
 
     h, _ = coerce(history, format=format)
@@ -148,8 +148,8 @@ def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str)
 
 
 def _block_tokens(role: str, block: Any, profile: Any) -> int:
-    from glyphfold.compaction.messages import Message
-    from glyphfold.compaction.tokens import FRAMING_TOKENS, estimate_message_tokens
+    from glyphfold.compaction.history.messages import Message
+    from glyphfold.compaction.history.tokens import FRAMING_TOKENS, estimate_message_tokens
 
     one = Message(role, (block,))
     n = estimate_message_tokens(one, images_sent=True, tool_results_by_bytes=False, profile=profile)
@@ -158,8 +158,8 @@ def _block_tokens(role: str, block: Any, profile: Any) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._history_io import read_history
-    from glyphfold.compaction.budget import effective_context_budget
-    from glyphfold.compaction.ladder import _get_profile
+    from glyphfold.compaction.history.budget import effective_context_budget
+    from glyphfold.compaction.ladder.api import _get_profile
 
     history = read_history(args.input)
     prof = _get_profile(args.profile)

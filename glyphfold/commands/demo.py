@@ -1,7 +1,7 @@
 """``glyphfold demo``: compact the built-in long coding session and write an HTML report.
 
 The main job on built-in defaults: a ~300k-token agent session (generated
-deterministically by :mod:`glyphfold.compaction.demo_session`) compacted to a
+deterministically by :mod:`glyphfold.samples.demo_session`) compacted to a
 60k budget with the Anthropic profile. Writes ``input.json``,
 ``compacted.json``, ``pages/page-0001.png``..., ``report.json`` and
 ``index.html`` (before/after tokens, the ledger, the pages) into ``--out``.
@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
     from glyphfold.commands._history_io import write_json, write_pages
     from glyphfold.commands._report import report_html
-    from glyphfold.compaction.demo_session import demo_session
-    from glyphfold.compaction.ladder import compact
+    from glyphfold.compaction.ladder.api import compact
+    from glyphfold.samples.demo_session import demo_session
 
     out = Path(args.out)
     try:

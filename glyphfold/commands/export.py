@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from glyphfold.commands.store_view import open_existing
     from glyphfold.compaction.store.url import parse_store_url
-    from glyphfold.compaction.store.view import open_existing
     from glyphfold.errors import InputError, NotFoundError
 
     if args.tree and args.format:

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _read_input(spec: str | None) -> tuple[str, str]:
     """Return (text, label) for a path, ``-`` (stdin) or None (the sample)."""
     if spec is None:
-        from glyphfold.render.sample import SAMPLE_TRANSCRIPT
+        from glyphfold.samples.mixed_text import SAMPLE_TRANSCRIPT
 
         return SAMPLE_TRANSCRIPT, "built-in sample transcript"
     data, label = read_input_bytes(spec, max_bytes=MAX_INPUT_BYTES)

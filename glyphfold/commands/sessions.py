@@ -15,8 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from glyphfold.commands.store_view import open_existing, use_rich, when
     from glyphfold.compaction.store.url import parse_store_url
-    from glyphfold.compaction.store.view import open_existing, use_rich, when
 
     store = open_existing(args.db)
     if store is None:

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._history_io import read_history, write_json
     from glyphfold.commands.compact import parse_pins
-    from glyphfold.compaction.ladder import shake
+    from glyphfold.compaction.ladder.api import shake
 
     result = shake(
         read_history(args.input),

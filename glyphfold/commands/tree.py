@@ -26,13 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from glyphfold.compaction.store.url import parse_store_url
-    from glyphfold.compaction.store.view import (
+    from glyphfold.commands.store_view import (
         open_existing,
         pick_conversation,
         tree_lines,
         use_rich,
     )
+    from glyphfold.compaction.store.url import parse_store_url
     from glyphfold.errors import NotFoundError
 
     store = open_existing(args.db)

@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write the trimmed history; report the HistoryTrimmed event on stderr."""
     from glyphfold.commands._history_io import read_history, write_json
-    from glyphfold.compaction.events import EventBus, HistoryTrimmed
-    from glyphfold.compaction.trim import recover_from_overflow, trim_history
+    from glyphfold.compaction.history.events import EventBus, HistoryTrimmed
+    from glyphfold.compaction.history.trim import recover_from_overflow, trim_history
     from glyphfold.errors import ContextOverflowError
 
     history = read_history(args.input)

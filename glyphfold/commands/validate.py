@@ -20,10 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when the provider would accept the history, 1 listing every broken rule."""
     from glyphfold.commands._history_io import read_history
-    from glyphfold.compaction.messages import to_canonical
-    from glyphfold.compaction.tokens import estimate_history_tokens
-    from glyphfold.compaction.turns import segment_turns
-    from glyphfold.compaction.validate import find_violations
+    from glyphfold.compaction.history.messages import to_canonical
+    from glyphfold.compaction.history.tokens import estimate_history_tokens
+    from glyphfold.compaction.history.turns import segment_turns
+    from glyphfold.compaction.history.validate import find_violations
 
     h = to_canonical(read_history(args.input), format=args.format)
     violations = find_violations(h)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from core_histories import render, simple_plan, snapshot
-from glyphfold.compaction.budget import (
+from glyphfold.compaction.history.budget import (
     DEFAULT_BUDGET_TOKENS,
     BudgetConfig,
     HistoryPruning,
@@ -12,7 +12,7 @@ from glyphfold.compaction.budget import (
     effective_context_budget,
     resolve_capacity,
 )
-from glyphfold.compaction.tokens import estimate_history_tokens
+from glyphfold.compaction.history.tokens import estimate_history_tokens
 
 from glyphfold.errors import ContextOverflowError, InputError
 

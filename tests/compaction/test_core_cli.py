@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from core_histories import render, simple_plan, snapshot
-from glyphfold.compaction.turns import segment_turns
-from glyphfold.compaction.validate import validate_history
+from glyphfold.compaction.history.turns import segment_turns
+from glyphfold.compaction.history.validate import validate_history
 
 from glyphfold.cli import main
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from core_histories import png_b64, snapshot, wire_histories
-from glyphfold.compaction.convert import convert_history
-from glyphfold.compaction.messages import History, to_canonical
-from glyphfold.compaction.turns import pair_tool_calls
-from glyphfold.compaction.validate import validate_history
+from glyphfold.compaction.history.convert import convert_history
+from glyphfold.compaction.history.messages import History, to_canonical
+from glyphfold.compaction.history.turns import pair_tool_calls
+from glyphfold.compaction.history.validate import validate_history
 from hypothesis import HealthCheck, given, settings
 
 from glyphfold.errors import InputError

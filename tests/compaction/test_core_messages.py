@@ -8,7 +8,7 @@ import io
 
 import pytest
 from core_histories import png_b64, snapshot, wire_histories, wire_messages
-from glyphfold.compaction.messages import (
+from glyphfold.compaction.history.messages import (
     History,
     Image,
     Message,
@@ -24,9 +24,9 @@ from glyphfold.compaction.messages import (
     to_canonical,
     to_wire,
 )
-from glyphfold.compaction.tokens import estimate_history_tokens
-from glyphfold.compaction.turns import segment_turns
-from glyphfold.compaction.validate import find_violations, validate_history
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.compaction.history.turns import segment_turns
+from glyphfold.compaction.history.validate import find_violations, validate_history
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

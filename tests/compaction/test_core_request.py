@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from core_histories import render, simple_plan, snapshot
-from glyphfold.compaction.budget import BudgetConfig
-from glyphfold.compaction.events import EventBus, HistoryTrimmed
-from glyphfold.compaction.request import prepare_request
-from glyphfold.compaction.tokens import estimate_history_tokens
-from glyphfold.compaction.validate import validate_history
+from glyphfold.compaction.history.budget import BudgetConfig
+from glyphfold.compaction.history.events import EventBus, HistoryTrimmed
+from glyphfold.compaction.history.request import prepare_request
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.compaction.history.validate import validate_history
 
 from glyphfold.errors import ContextOverflowError, InputError
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 from core_histories import png_b64, render, simple_plan, snapshot, wire_histories
-from glyphfold.compaction.messages import Image, ToolResult, to_canonical
-from glyphfold.compaction.tokens import (
+from glyphfold.compaction.history.messages import Image, ToolResult, to_canonical
+from glyphfold.compaction.history.tokens import (
     HeuristicCounter,
     TiktokenCounter,
     TokenCounter,
@@ -18,7 +18,7 @@ from glyphfold.compaction.tokens import (
     image_tokens,
     token_costs,
 )
-from glyphfold.compaction.turns import segment_turns
+from glyphfold.compaction.history.turns import segment_turns
 from glyphfold.render.profiles import get_profile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

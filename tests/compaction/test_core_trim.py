@@ -7,10 +7,10 @@ import logging
 
 import pytest
 from core_histories import render, simple_plan, snapshot, wire_histories, wire_messages
-from glyphfold.compaction.events import EventBus, HistoryTrimmed
-from glyphfold.compaction.messages import History, Text, to_canonical
-from glyphfold.compaction.tokens import estimate_history_tokens
-from glyphfold.compaction.trim import (
+from glyphfold.compaction.history.events import EventBus, HistoryTrimmed
+from glyphfold.compaction.history.messages import History, Text, to_canonical
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.compaction.history.trim import (
     DEFAULT_MAX_TURNS,
     recover_from_overflow,
     trim_conversation_to_recent_turns,
@@ -18,8 +18,8 @@ from glyphfold.compaction.trim import (
     trim_to_recent_turn_count,
     trim_to_recent_turns,
 )
-from glyphfold.compaction.turns import is_breadcrumb_text, pair_tool_calls, segment_turns
-from glyphfold.compaction.validate import validate_history
+from glyphfold.compaction.history.turns import is_breadcrumb_text, pair_tool_calls, segment_turns
+from glyphfold.compaction.history.validate import validate_history
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

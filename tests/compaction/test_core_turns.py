@@ -7,9 +7,9 @@ import re
 
 import pytest
 from core_histories import snapshot, wire_histories, wire_messages
-from glyphfold.compaction.events import EventBus, OrphansSwept
-from glyphfold.compaction.messages import ToolCall, ToolResult, to_canonical
-from glyphfold.compaction.turns import (
+from glyphfold.compaction.history.events import EventBus, OrphansSwept
+from glyphfold.compaction.history.messages import ToolCall, ToolResult, to_canonical
+from glyphfold.compaction.history.turns import (
     bound_tool_result,
     is_turn_start,
     pair_tool_calls,
@@ -17,7 +17,7 @@ from glyphfold.compaction.turns import (
     segment_turns,
     sweep_orphans,
 )
-from glyphfold.compaction.validate import find_violations, validate_history
+from glyphfold.compaction.history.validate import find_violations, validate_history
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

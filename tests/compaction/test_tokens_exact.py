@@ -23,7 +23,7 @@ import tiktoken
 import tiktoken.load
 import tiktoken.registry
 import tiktoken_ext.openai_public as openai_public
-from glyphfold.compaction.tokens import (
+from glyphfold.compaction.history.tokens import (
     BPE_ENCODINGS,
     BpeCounter,
     HeuristicCounter,
@@ -358,7 +358,7 @@ def test_bpe_counter_loads_only_the_compiled_tokenizer():
     code = textwrap.dedent(
         """
         import sys
-        from glyphfold.compaction.tokens import BpeCounter
+        from glyphfold.compaction.history.tokens import BpeCounter
 
         counter = BpeCounter("cl100k_base")
         assert "bpe_openai" not in sys.modules, sorted(m for m in sys.modules if "bpe" in m)

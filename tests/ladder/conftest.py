@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from glyphfold.compaction.demo_session import demo_session
+
+from glyphfold.samples.demo_session import demo_session
 
 SMALL_TOKENS = 120_000  # 11 turns of stdlib reads: head, middle, tail; quick to render
 

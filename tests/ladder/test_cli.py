@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from glyphfold.compaction.validate import find_violations
+from glyphfold.compaction.history.validate import find_violations
 
 from glyphfold.cli import main
 

@@ -6,8 +6,9 @@ import base64
 import json
 
 import pytest
-from glyphfold.compaction.demo_session import demo_session, screenshot_png
-from glyphfold.compaction.rungs.imageinfo import image_info
+from glyphfold.compaction.history.images import image_info
+
+from glyphfold.samples.demo_session import demo_session, screenshot_png
 
 
 @pytest.fixture(scope="module")

@@ -8,21 +8,25 @@ from __future__ import annotations
 import io
 
 import pytest
-from glyphfold.compaction.factsheet import FactsheetConfig, extract_facts, format_factsheet
-from glyphfold.compaction.ledger import LedgerEntry, Removed, ledger_to_json
-from glyphfold.compaction.rungs.imageinfo import (
+from glyphfold.compaction.history.images import (
     decode_image_data,
     image_info,
     image_placeholder,
 )
-from glyphfold.compaction.rungs.notable import (
+from glyphfold.compaction.ladder.factsheet import FactsheetConfig, extract_facts, format_factsheet
+from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed, ledger_to_json
+from glyphfold.compaction.ladder.rungs.notable import (
     ElideConfig,
     digest,
     elision_stub,
     is_stub,
     notable_reason,
 )
-from glyphfold.compaction.transcript import TranscriptBuilder, TranscriptConfig, cap_head_tail
+from glyphfold.compaction.ladder.transcript import (
+    TranscriptBuilder,
+    TranscriptConfig,
+    cap_head_tail,
+)
 from PIL import Image
 
 CFG = ElideConfig()
@@ -202,7 +206,7 @@ def test_format_args_decodes_json_and_blocks_long_text():
     """Arguments show as text: JSON strings decoded, multi-line values as blocks."""
     import json
 
-    from glyphfold.compaction.transcript import format_args
+    from glyphfold.compaction.ladder.transcript import format_args
 
     args = json.dumps({"path": "a.py", "content": "line1\nline2"})
     assert format_args(args, max_chars=500) == "path=a.py\ncontent:\nline1\nline2"

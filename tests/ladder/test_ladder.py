@@ -7,13 +7,13 @@ import copy
 import json
 
 import pytest
-from glyphfold.compaction.events import EventBus, HistoryTrimmed, default_bus
-from glyphfold.compaction.ladder import LadderConfig, compact, provider_messages, recover, shake
-from glyphfold.compaction.messages import to_canonical
-from glyphfold.compaction.rungs.snapshot import SnapshotConfig
-from glyphfold.compaction.rungs.summary import SummaryConfig, SummaryFailed
-from glyphfold.compaction.tokens import estimate_history_tokens
-from glyphfold.compaction.validate import find_violations
+from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, default_bus
+from glyphfold.compaction.history.messages import to_canonical
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.compaction.history.validate import find_violations
+from glyphfold.compaction.ladder.api import LadderConfig, compact, provider_messages, recover, shake
+from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
+from glyphfold.compaction.ladder.rungs.summary import SummaryConfig, SummaryFailed
 
 import glyphfold
 from glyphfold.errors import (
@@ -435,7 +435,7 @@ def test_events_go_to_the_bus_not_in_dry_run(session):
 
 def test_pinned_turn_splits_the_snapshot(session):
     """A pinned turn in the middle stays verbatim in place; the runs around it are imaged."""
-    from glyphfold.compaction.turns import segment_turns
+    from glyphfold.compaction.history.turns import segment_turns
 
     turns = segment_turns(session).turns
     pin = turns[len(turns) // 2].start

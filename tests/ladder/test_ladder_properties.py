@@ -14,9 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-from glyphfold.compaction.ladder import compact, recover
-from glyphfold.compaction.tokens import estimate_history_tokens
-from glyphfold.compaction.validate import find_violations
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.compaction.history.validate import find_violations
+from glyphfold.compaction.ladder.api import compact, recover
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 import pytest
-from glyphfold.compaction.ladder import compact
+from glyphfold.compaction.ladder.api import compact
 
 rapidocr = pytest.importorskip("rapidocr_onnxruntime")
 

@@ -10,7 +10,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from glyphfold.compaction.summarizers import (
+from glyphfold.compaction.ladder.summarizers import (
     SUMMARY_PROMPT,
     AnthropicSummarizer,
     OpenAISummarizer,
@@ -143,7 +143,7 @@ def test_summarizer_errors_and_timeouts():
 
 def test_requests_are_bounded_by_the_summarizer_window():
     """A declared context_window lowers the per-request bound (never the full window)."""
-    from glyphfold.compaction.summarizers import summary_input_chars
+    from glyphfold.compaction.ladder.summarizers import summary_input_chars
 
     small = AnthropicSummarizer(FakeAnthropic(), context_window=5000, max_tokens=1000)
     limit = summary_input_chars(small, default=400_000)
@@ -159,8 +159,8 @@ def test_summary_rung_respects_the_adapter_window(_sessions):
     """End to end: with a small-window adapter every request stays under its bound."""
     import copy
 
-    from glyphfold.compaction.ladder import compact
-    from glyphfold.compaction.summarizers import summary_input_chars
+    from glyphfold.compaction.ladder.api import compact
+    from glyphfold.compaction.ladder.summarizers import summary_input_chars
 
     client = FakeAnthropic()
     adapter = AnthropicSummarizer(client, context_window=8000, max_tokens=1000)

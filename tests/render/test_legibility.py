@@ -119,7 +119,7 @@ def test_text_tokens_never_download():
     counts = L.count_text_tokens("x" * 10)
     assert counts["chars_div_4"] == 3  # ceil(10/4)
     # the test extra installs bpe-openai, so o200k_base is counted offline, exactly
-    from glyphfold.compaction.tokens import BpeCounter
+    from glyphfold.compaction.history.tokens import BpeCounter
 
     assert counts["o200k_base"] == BpeCounter("o200k_base").count("x" * 10) > 0
 

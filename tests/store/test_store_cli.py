@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from glyphfold.compaction.convert import convert_history
+from glyphfold.compaction.history.convert import convert_history
+from glyphfold.compaction.history.validate import validate_history
 from glyphfold.compaction.store import open_store
-from glyphfold.compaction.validate import validate_history
 from histories import openai_turn
 
 from glyphfold import cli

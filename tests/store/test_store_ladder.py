@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from glyphfold.compaction.ledger import ledger_to_json
+from glyphfold.compaction.ladder.ledger import ledger_to_json
 from histories import openai_turn
 
 import glyphfold

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 
 import hypothesis.strategies as st
+from glyphfold.compaction.history.validate import validate_history
 from glyphfold.compaction.store import open_store
-from glyphfold.compaction.validate import validate_history
 from histories import openai_turn
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import (

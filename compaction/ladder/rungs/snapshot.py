@@ -1,6 +1,6 @@
 """Snapshot rung: verbatim head + imaged middle + verbatim tail (SPEC §5.2-5.4).
 
-The middle is serialised into a transcript (:mod:`glyphfold.compaction.transcript`)
+The middle is serialised into a transcript (:mod:`glyphfold.compaction.ladder.transcript`)
 and rendered into glyph pages with ``glyphfold.render``. It travels as one
 user-side message — a short reading guide, the pages oldest first, then the
 factsheet — followed by a one-line assistant acknowledgement, so role
@@ -8,7 +8,7 @@ alternation and tool pairing stay valid in both wire formats.
 
 Re-render from source (SPEC §5.3): the snapshot message keeps its source text
 in ``meta["x_glyphfold"]`` and, in wire output, under the ``x_glyphfold`` key
-(stripped by :func:`glyphfold.compaction.ladder.provider_messages`). A later
+(stripped by :func:`glyphfold.compaction.ladder.api.provider_messages`). A later
 pass finds earlier snapshots in its middle, unfolds their source in front of
 the newly discarded turns, and renders everything again from text; pages are
 never made from pages.
@@ -27,9 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from glyphfold.compaction.factsheet import FactsheetConfig, extract_facts, format_factsheet
-from glyphfold.compaction.ledger import LedgerEntry, PageRecord, Removed
-from glyphfold.compaction.messages import (
+from glyphfold.compaction.history.messages import (
     History,
     Image,
     Message,
@@ -37,11 +35,13 @@ from glyphfold.compaction.messages import (
     ToolCall,
     ToolResult,
 )
-from glyphfold.compaction.rungs.base import X_KEY, RungContext, RungOutcome, glyphfold_meta
-from glyphfold.compaction.rungs.elide import tool_names
-from glyphfold.compaction.rungs.strip_images import describe_image
-from glyphfold.compaction.transcript import TranscriptBuilder, TranscriptConfig
-from glyphfold.compaction.turns import segment_turns
+from glyphfold.compaction.history.turns import segment_turns
+from glyphfold.compaction.ladder.factsheet import FactsheetConfig, extract_facts, format_factsheet
+from glyphfold.compaction.ladder.ledger import LedgerEntry, PageRecord, Removed
+from glyphfold.compaction.ladder.rungs.base import X_KEY, RungContext, RungOutcome, glyphfold_meta
+from glyphfold.compaction.ladder.rungs.elide import tool_names
+from glyphfold.compaction.ladder.rungs.strip_images import describe_image
+from glyphfold.compaction.ladder.transcript import TranscriptBuilder, TranscriptConfig
 
 from glyphfold.errors import EncodeError, LayoutError
 

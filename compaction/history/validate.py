@@ -22,8 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.messages import ANTHROPIC, FORMATS, OPENAI, Text, ToolResult, coerce
-from glyphfold.compaction.turns import _pair
+from glyphfold.compaction.history.messages import (
+    ANTHROPIC,
+    FORMATS,
+    OPENAI,
+    Text,
+    ToolResult,
+    coerce,
+)
+from glyphfold.compaction.history.turns import _pair
 
 from glyphfold.errors import HistoryFormatError
 

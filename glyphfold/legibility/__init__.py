@@ -235,7 +235,7 @@ def _offline_counter(encoding: str) -> Any | None:
     """
     with _TIKTOKEN_LOCK:
         if encoding not in _TIKTOKEN_COUNTERS:
-            from glyphfold.compaction.tokens import BpeCounter, TiktokenCounter
+            from glyphfold.compaction.history.tokens import BpeCounter, TiktokenCounter
             from glyphfold.errors import TokenizerUnavailableError
 
             counter = None

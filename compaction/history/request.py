@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from glyphfold.compaction.budget import BudgetConfig, check_fits
-from glyphfold.compaction.events import EventBus
-from glyphfold.compaction.tokens import DEFAULT_PROFILE, TokenCounter
-from glyphfold.compaction.trim import trim_history
+from glyphfold.compaction.history.budget import BudgetConfig, check_fits
+from glyphfold.compaction.history.events import EventBus
+from glyphfold.compaction.history.tokens import DEFAULT_PROFILE, TokenCounter
+from glyphfold.compaction.history.trim import trim_history
 
 from glyphfold.errors import InputError
 

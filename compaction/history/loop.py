@@ -30,7 +30,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from glyphfold.compaction.evict import EvictingHistory
+from glyphfold.compaction.history.evict import EvictingHistory
 
 from glyphfold.errors import InputError
 

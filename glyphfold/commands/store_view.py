@@ -22,7 +22,6 @@ from glyphfold.compaction.store.records import (
     StoredMessage,
 )
 from glyphfold.compaction.store.url import parse_store_url
-
 from glyphfold.errors import NotFoundError
 
 SNIPPET_CHARS = 60

@@ -32,16 +32,23 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from glyphfold.compaction.events import HistoryTrimmed, publish
-from glyphfold.compaction.ledger import LedgerEntry, ledger_to_json
-from glyphfold.compaction.messages import History, Message, ToolCall, ToolResult, coerce, to_wire
-from glyphfold.compaction.rungs.base import X_KEY, Rung, RungContext, glyphfold_meta
-from glyphfold.compaction.rungs.elide import Elide
-from glyphfold.compaction.rungs.notable import ElideConfig
-from glyphfold.compaction.rungs.snapshot import Snapshot, SnapshotConfig
-from glyphfold.compaction.rungs.strip_images import StripConfig, StripImages
-from glyphfold.compaction.rungs.summary import Summary, SummaryConfig
-from glyphfold.compaction.rungs.trim import Trim
+from glyphfold.compaction.history.events import HistoryTrimmed, publish
+from glyphfold.compaction.history.messages import (
+    History,
+    Message,
+    ToolCall,
+    ToolResult,
+    coerce,
+    to_wire,
+)
+from glyphfold.compaction.ladder.ledger import LedgerEntry, ledger_to_json
+from glyphfold.compaction.ladder.rungs.base import X_KEY, Rung, RungContext, glyphfold_meta
+from glyphfold.compaction.ladder.rungs.elide import Elide
+from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+from glyphfold.compaction.ladder.rungs.snapshot import Snapshot, SnapshotConfig
+from glyphfold.compaction.ladder.rungs.strip_images import StripConfig, StripImages
+from glyphfold.compaction.ladder.rungs.summary import Summary, SummaryConfig
+from glyphfold.compaction.ladder.rungs.trim import Trim
 
 from glyphfold.errors import ContextOverflowError, InputError
 
@@ -157,7 +164,7 @@ def _get_profile(profile: Any) -> Any:
 def _counters(
     profile: Any, counter: Any, image_policy: str = "all"
 ) -> tuple[Callable[[History], int], Callable[[Message], int]]:
-    from glyphfold.compaction.tokens import estimate_history_tokens, estimate_message_tokens
+    from glyphfold.compaction.history.tokens import estimate_history_tokens, estimate_message_tokens
 
     if not getattr(profile, "vision", True):
         # a text-only profile prices no image (core's pricing raises); the strip rung
@@ -401,7 +408,7 @@ def compact(
     Raises :class:`ContextOverflowError` when even the newest turn and the pins do
     not fit (the input is untouched); ``dry_run=True`` returns the plan instead.
     Events (``HistoryTrimmed``, ``SummaryFailed``) go to ``bus`` (default: the
-    process-wide bus of :mod:`glyphfold.compaction.events`) and into ``.events``;
+    process-wide bus of :mod:`glyphfold.compaction.history.events`) and into ``.events``;
     a dry run announces nothing.
 
     ``image_policy="all"`` (the default) prices every image left in the history,
@@ -417,7 +424,7 @@ def compact(
         msg = "ratio= applies to window=, not to budget=; drop one of them"
         raise InputError(msg)
     if budget is None:
-        from glyphfold.compaction.budget import effective_context_budget
+        from glyphfold.compaction.history.budget import effective_context_budget
 
         assert window is not None
         if window <= 0:

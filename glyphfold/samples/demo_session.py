@@ -80,8 +80,9 @@ def _project_files() -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for pkg, prefix in (
         ("glyphfold", "glyphfold"),
-        ("glyphfold.compaction", "compaction"),
-        ("glyphfold.compaction.rungs", "compaction/rungs"),
+        ("glyphfold.compaction.history", "compaction/history"),
+        ("glyphfold.compaction.ladder", "compaction/ladder"),
+        ("glyphfold.compaction.ladder.rungs", "compaction/ladder/rungs"),
         ("glyphfold.render", "render"),
         ("glyphfold.fonts", "fonts"),
     ):

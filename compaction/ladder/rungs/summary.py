@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from glyphfold.compaction.ledger import LedgerEntry, Removed
-from glyphfold.compaction.messages import History, Message, Text
-from glyphfold.compaction.rungs.base import X_KEY, RungContext, RungOutcome, glyphfold_meta
-from glyphfold.compaction.rungs.elide import tool_names
-from glyphfold.compaction.rungs.snapshot import serialise
-from glyphfold.compaction.summarizers import summarize_bounded, summary_input_chars
-from glyphfold.compaction.transcript import TranscriptConfig
-from glyphfold.compaction.turns import segment_turns
+from glyphfold.compaction.history.messages import History, Message, Text
+from glyphfold.compaction.history.turns import segment_turns
+from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
+from glyphfold.compaction.ladder.rungs.base import X_KEY, RungContext, RungOutcome, glyphfold_meta
+from glyphfold.compaction.ladder.rungs.elide import tool_names
+from glyphfold.compaction.ladder.rungs.snapshot import serialise
+from glyphfold.compaction.ladder.summarizers import summarize_bounded, summary_input_chars
+from glyphfold.compaction.ladder.transcript import TranscriptConfig
 
 from glyphfold.errors import SummarizerError
 

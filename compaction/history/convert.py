@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from glyphfold.compaction.messages import (
+from glyphfold.compaction.history.messages import (
     ANTHROPIC,
     FORMATS,
     OPENAI,

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.tokens import DEFAULT_PROFILE, TokenCounter, token_costs
+from glyphfold.compaction.history.tokens import DEFAULT_PROFILE, TokenCounter, token_costs
 
 from glyphfold.errors import ContextOverflowError, InputError
 

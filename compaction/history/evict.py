@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.events import EventBus, MessagesEvicted, publish
-from glyphfold.compaction.messages import (
+from glyphfold.compaction.history.events import EventBus, MessagesEvicted, publish
+from glyphfold.compaction.history.messages import (
     ANTHROPIC,
     FORMATS,
     OPENAI,
@@ -36,7 +36,11 @@ from glyphfold.compaction.messages import (
     _parse_anthropic,
     _parse_openai,
 )
-from glyphfold.compaction.tokens import DEFAULT_PROFILE, TokenCounter, estimate_message_tokens
+from glyphfold.compaction.history.tokens import (
+    DEFAULT_PROFILE,
+    TokenCounter,
+    estimate_message_tokens,
+)
 
 from glyphfold.errors import HistoryFormatError, InputError
 

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.events import EventBus, OrphansSwept, publish
-from glyphfold.compaction.messages import (
+from glyphfold.compaction.history.events import EventBus, OrphansSwept, publish
+from glyphfold.compaction.history.messages import (
     OPENAI,
     History,
     Message,

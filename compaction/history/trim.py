@@ -25,16 +25,16 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from glyphfold.compaction.events import EventBus, HistoryTrimmed, publish
-from glyphfold.compaction.messages import OPENAI, History, Message, Text, coerce
-from glyphfold.compaction.overflow import is_context_overflow_error
-from glyphfold.compaction.tokens import (
+from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, publish
+from glyphfold.compaction.history.messages import OPENAI, History, Message, Text, coerce
+from glyphfold.compaction.history.overflow import is_context_overflow_error
+from glyphfold.compaction.history.tokens import (
     DEFAULT_PROFILE,
     TokenCounter,
     _costs,
     estimate_message_tokens,
 )
-from glyphfold.compaction.turns import (
+from glyphfold.compaction.history.turns import (
     BREADCRUMB_PREFIX,
     Segmentation,
     is_breadcrumb_text,

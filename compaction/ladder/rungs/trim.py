@@ -2,7 +2,7 @@
 
 Drops the oldest whole turns (never the newest one, never the leading system
 messages) until the history fits, with core's breadcrumb and
-``HistoryTrimmed`` event (SPEC §2.1-2.6, :func:`glyphfold.compaction.trim.trim_history`).
+``HistoryTrimmed`` event (SPEC §2.1-2.6, :func:`glyphfold.compaction.history.trim.trim_history`).
 Core's trim knows nothing of pins; when a droppable turn holds a pinned
 message, this rung drops the unpinned turns itself, oldest first, and marks the
 cut with a breadcrumb message pair instead.
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from glyphfold.compaction.events import HistoryTrimmed
-from glyphfold.compaction.ledger import LedgerEntry, Removed
-from glyphfold.compaction.messages import History, Message, Text
-from glyphfold.compaction.rungs.base import X_KEY, RungContext, RungOutcome, glyphfold_meta
-from glyphfold.compaction.turns import BREADCRUMB_PREFIX, segment_turns
+from glyphfold.compaction.history.events import HistoryTrimmed
+from glyphfold.compaction.history.messages import History, Message, Text
+from glyphfold.compaction.history.turns import BREADCRUMB_PREFIX, segment_turns
+from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
+from glyphfold.compaction.ladder.rungs.base import X_KEY, RungContext, RungOutcome, glyphfold_meta
 
 BREADCRUMB_ACK = "Understood."
 
@@ -40,8 +40,8 @@ class Trim:
         return self._pinned_trim(history, ctx)
 
     def _core_trim(self, history: History, ctx: RungContext) -> RungOutcome:
-        from glyphfold.compaction.events import EventBus
-        from glyphfold.compaction.trim import trim_history
+        from glyphfold.compaction.history.events import EventBus
+        from glyphfold.compaction.history.trim import trim_history
 
         reason = "overflow_recovery" if ctx.options.get("reactive") else "token_budget"
         # a dry run announces nothing: its event goes to a private bus

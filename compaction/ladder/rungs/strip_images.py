@@ -11,17 +11,24 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from glyphfold.compaction.ledger import LedgerEntry, Removed
-from glyphfold.compaction.messages import History, Image, Message, Text, ToolCall, ToolResult
-from glyphfold.compaction.rungs.base import RungContext, RungOutcome, glyphfold_meta
-from glyphfold.compaction.rungs.elide import tool_names
-from glyphfold.compaction.rungs.imageinfo import (
+from glyphfold.compaction.history.images import (
     ImageInfo,
     decode_image_data,
     image_info,
     image_placeholder,
 )
-from glyphfold.compaction.turns import is_turn_start, segment_turns
+from glyphfold.compaction.history.messages import (
+    History,
+    Image,
+    Message,
+    Text,
+    ToolCall,
+    ToolResult,
+)
+from glyphfold.compaction.history.turns import is_turn_start, segment_turns
+from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
+from glyphfold.compaction.ladder.rungs.base import RungContext, RungOutcome, glyphfold_meta
+from glyphfold.compaction.ladder.rungs.elide import tool_names
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
-from glyphfold.compaction.messages import (
+from glyphfold.compaction.history.messages import (
     History,
     Image,
     Message,
@@ -46,7 +46,7 @@ from glyphfold.compaction.messages import (
     Unknown,
     coerce,
 )
-from glyphfold.compaction.turns import TOOL_RESULTS_PREFIX, segment_turns
+from glyphfold.compaction.history.turns import TOOL_RESULTS_PREFIX, segment_turns
 
 from glyphfold.errors import InputError, TokenizerUnavailableError
 

@@ -11,7 +11,7 @@ import base64
 import binascii
 from dataclasses import dataclass
 
-from glyphfold.compaction.messages import image_size
+from glyphfold.compaction.history.messages import image_size
 
 
 @dataclass(frozen=True, slots=True)

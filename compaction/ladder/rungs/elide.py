@@ -3,17 +3,22 @@
 The call stays (so pairing stays valid and the model sees what it asked for);
 its result becomes ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``. Images
 inside a result are left to the image-stripping rung. The rules for what is
-notable live in :mod:`glyphfold.compaction.rungs.notable`.
+notable live in :mod:`glyphfold.compaction.ladder.rungs.notable`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from glyphfold.compaction.ledger import LedgerEntry, Removed
-from glyphfold.compaction.messages import History, Image, Text, ToolCall, ToolResult
-from glyphfold.compaction.rungs.base import RungContext, RungOutcome
-from glyphfold.compaction.rungs.notable import ElideConfig, elision_stub, is_stub, notable_reason
+from glyphfold.compaction.history.messages import History, Image, Text, ToolCall, ToolResult
+from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
+from glyphfold.compaction.ladder.rungs.base import RungContext, RungOutcome
+from glyphfold.compaction.ladder.rungs.notable import (
+    ElideConfig,
+    elision_stub,
+    is_stub,
+    notable_reason,
+)
 
 
 def tool_names(history: History) -> dict[str, str]:

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from glyphfold.compaction.ledger import LedgerEntry
-from glyphfold.compaction.messages import History, Message
+from glyphfold.compaction.history.messages import History, Message
+from glyphfold.compaction.ladder.ledger import LedgerEntry
 
 # metadata key used in canonical ``Message.meta`` and in the wire dict (JSON output)
 X_KEY = "x_glyphfold"

@@ -1,0 +1,1 @@
+"""Shipped sample data: the demo coding session and the mixed benchmark transcript."""
