@@ -30,13 +30,13 @@ from glyphfold.compaction.history.messages import (
     FORMATS,
     OPENAI,
     Block,
+    FrozenMapping,
     History,
     Image,
     Message,
     Text,
     ToolCall,
     ToolResult,
-    _FrozenMapping,
     coerce,
     to_wire,
 )
@@ -123,8 +123,8 @@ def _to_anthropic(h: History) -> History:
         messages,
         system,
         "dict" if system is not None or h.envelope == "dict" else "list",
-        h.extra if h.envelope == "dict" else _FrozenMapping(),
-        _FrozenMapping({"dropped_blocks": dropped}),
+        h.extra if h.envelope == "dict" else FrozenMapping(),
+        FrozenMapping({"dropped_blocks": dropped}),
     )
 
 
@@ -183,8 +183,8 @@ def _to_openai(h: History) -> History:
         tuple(out),
         None,
         h.envelope,
-        h.extra if h.envelope == "dict" else _FrozenMapping(),
-        _FrozenMapping({"dropped_blocks": dropped}),
+        h.extra if h.envelope == "dict" else FrozenMapping(),
+        FrozenMapping({"dropped_blocks": dropped}),
     )
 
 

@@ -32,9 +32,8 @@ from glyphfold.compaction.history.messages import (
     OPENAI,
     Message,
     ToolResult,
-    _message_signal,
-    _parse_anthropic,
-    _parse_openai,
+    message_signal,
+    parse_message,
 )
 from glyphfold.compaction.history.tokens import (
     DEFAULT_PROFILE,
@@ -133,15 +132,14 @@ class EvictingHistory:
     def append(self, message: Any, *, tokens: int | None = None) -> None:
         """Add one wire message; ``tokens`` is its exact count (else the counter's estimate)."""
         index = len(self._wire)
-        signal = _message_signal(message)
+        signal = message_signal(message)
         if signal is not None:
             if self._format is None:
                 self._format = signal
             elif signal != self._format:
                 msg = f"message {index}: {signal} format in a {self._format} history"
                 raise HistoryFormatError(msg, index=index)
-        parse = _parse_anthropic if self._format == ANTHROPIC else _parse_openai
-        parsed = parse(index, message)
+        parsed = parse_message(self._format or OPENAI, index, message)
         if parsed.role == "system":
             msg = (
                 f"message {index}: system messages are not in the FIFO (SPEC §4.2); "

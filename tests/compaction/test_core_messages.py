@@ -16,10 +16,10 @@ from glyphfold.compaction.history.messages import (
     ToolCall,
     ToolResult,
     Unknown,
-    _message_signal,
     coerce,
     detect_format,
     image_size,
+    message_signal,
     new_message,
     to_canonical,
     to_wire,
@@ -51,7 +51,7 @@ def test_roundtrip_is_identity_and_lossless(case):
     expected = "openai" if fmt == "openai" else "anthropic"
     auto = to_canonical(wire)
     if auto.format != expected:  # plain text user/assistant is valid in both formats
-        assert all(_message_signal(m) is None for m in wire_messages(wire))
+        assert all(message_signal(m) is None for m in wire_messages(wire))
     h = to_canonical(wire, format=expected)
     assert to_wire(h) is wire
     again = to_wire(_rebuilt(h))

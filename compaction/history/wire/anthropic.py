@@ -1,0 +1,249 @@
+"""Anthropic Messages <-> the canonical model.
+
+A list of user/assistant messages, or the envelope ``{"system": ..., "messages": [...]}``
+(other top-level keys carried through). Content a string or a list of blocks
+(``text``, ``image``, ``tool_use``, ``tool_result``; every other block type — thinking,
+documents, server tools — carried as Unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from glyphfold.compaction.history.model import (
+    Block,
+    Image,
+    Message,
+    Text,
+    ToolCall,
+    ToolResult,
+    Unknown,
+    make_call,
+    make_message,
+    make_result,
+    make_text,
+)
+from glyphfold.compaction.history.wire.base import fail, is_mapping
+
+from glyphfold.errors import HistoryFormatError
+
+__all__ = [
+    "BLOCK_TYPES",
+    "ROLES",
+    "parse_block",
+    "parse_message",
+    "serialise_block",
+    "serialise_message",
+    "signals",
+]
+
+ROLES = {"user": "user", "assistant": "assistant"}
+# block types only Anthropic uses (format detection)
+BLOCK_TYPES = frozenset(
+    {
+        "image",
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "document",
+        "server_tool_use",
+        "web_search_tool_result",
+        "search_result",
+        "container_upload",
+        "mcp_tool_use",
+        "mcp_tool_result",
+    }
+)
+
+
+def signals(m: Mapping[str, Any]) -> bool:
+    """True when a message's role or keys can only be Anthropic's (content blocks aside)."""
+    return False  # Anthropic messages are told apart by their content blocks only
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _parse_image(i: int, b: Mapping[str, Any]) -> Block:
+    src = b.get("source")
+    if not isinstance(src, Mapping):
+        raise fail(i, "image block needs a 'source' dict")
+    st = src.get("type")
+    if st == "base64":
+        data = src.get("data")
+        if not isinstance(data, str):
+            raise fail(i, "base64 image source needs a string 'data'")
+        return Image(src.get("media_type"), data=data, raw=b)
+    if st == "url" and isinstance(src.get("url"), str):
+        return Image(None, url=src["url"], raw=b)
+    return Unknown(b)  # file ids and future source kinds pass through
+
+
+def _parse_result(i: int, b: Mapping[str, Any]) -> Block:
+    cid = b.get("tool_use_id")
+    if not isinstance(cid, str) or not cid:
+        raise fail(i, "tool_result block needs a string 'tool_use_id'")
+    c = b.get("content")
+    if c is None:
+        content: tuple[Block, ...] = ()
+    elif type(c) is str:
+        content = (make_text(c, None),) if c else ()
+    elif isinstance(c, list):
+        content = tuple([parse_block(i, x, nested=True) for x in c])
+    else:
+        raise fail(i, "tool_result content must be a string or a list of blocks")
+    return make_result(cid, content, bool(b.get("is_error", False)), b)
+
+
+def parse_block(i: int, b: Any, *, nested: bool = False) -> Block:
+    """Parse one content block of message ``i`` (``nested``: inside a tool_result)."""
+    if not is_mapping(b) or type(b.get("type")) is not str:
+        raise fail(i, f"content block must be a dict with a 'type', got {b!r:.80}")
+    t = b["type"]
+    if t == "text":
+        text = b.get("text")
+        if not isinstance(text, str):
+            raise fail(i, "text block needs a string 'text'")
+        return make_text(text, b)
+    if t == "image":
+        return _parse_image(i, b)
+    if t == "tool_use" and not nested:
+        cid, name = b.get("id"), b.get("name")
+        if not isinstance(cid, str) or not cid or not isinstance(name, str):
+            raise fail(i, "tool_use block needs a string 'id' and 'name'")
+        return make_call(cid, name, b.get("input"), b)
+    if t == "tool_result" and not nested:
+        return _parse_result(i, b)
+    return Unknown(b)
+
+
+def parse_message(i: int, m: Any) -> Message:
+    """Parse message ``i`` of an Anthropic history; HistoryFormatError names what is wrong."""
+    if not is_mapping(m):
+        raise fail(i, f"a message must be a dict, got {type(m).__name__}")
+    wire_role = m.get("role")
+    role = ROLES.get(wire_role) if isinstance(wire_role, str) else None
+    if role is None:
+        hint = (
+            " (put system prompts in the top-level 'system' key)" if wire_role == "system" else ""
+        )
+        raise fail(i, f"unknown Anthropic role {wire_role!r}; expected user or assistant{hint}")
+    c = m.get("content")
+    if type(c) is str:
+        blocks: tuple[Block, ...] = (make_text(c, None),) if c else ()
+    elif isinstance(c, list):
+        blocks = tuple([parse_block(i, b) for b in c])
+        wrong = ToolResult if role == "assistant" else ToolCall
+        if any(type(b) is wrong for b in blocks):
+            where = "tool_use blocks belong in assistant" if wrong is ToolCall else (
+                "tool_result blocks belong in user"
+            )
+            raise fail(i, f"{where} messages")
+    else:
+        raise fail(i, f"content must be a string or a list of blocks, got {type(c).__name__}")
+    return make_message(role, blocks, m)
+
+
+# --------------------------------------------------------------------------- serialising
+
+
+def _image_block(b: Image) -> dict[str, Any]:
+    out = dict(b.raw) if b.raw is not None and b.raw.get("type") == "image" else {"type": "image"}
+    raw_src = out.get("source")
+    kind = "base64" if b.data is not None else "url"
+    src = dict(raw_src) if isinstance(raw_src, Mapping) and raw_src.get("type") == kind else {}
+    src["type"] = kind
+    if b.data is not None:
+        if b.media_type is not None:
+            src["media_type"] = b.media_type
+        elif b.raw is None:  # a new image: Anthropic requires a media type
+            src["media_type"] = "image/png"
+        src["data"] = b.data
+    else:
+        src["url"] = b.url
+    out["source"] = src
+    return out
+
+
+def _result_block(b: ToolResult) -> dict[str, Any]:
+    out = dict(b.raw) if b.raw is not None else {}
+    out["type"] = "tool_result"
+    out["tool_use_id"] = b.call_id
+    raw_c = b.raw.get("content") if b.raw is not None else None
+    has_c = b.raw is not None and "content" in b.raw
+    if not b.content:
+        if has_c and raw_c in ("", [], None):
+            out["content"] = raw_c
+        else:
+            out.pop("content", None)
+    elif (
+        len(b.content) == 1
+        and isinstance(b.content[0], Text)
+        and b.content[0].raw is None
+        and (not has_c or isinstance(raw_c, str))
+    ):
+        out["content"] = b.content[0].text
+    else:
+        out["content"] = [serialise_block(c) for c in b.content]
+    if b.raw is not None and "is_error" in b.raw and bool(b.raw["is_error"]) == b.is_error:
+        pass  # keep the wire value as given (false, null, 0...)
+    elif b.is_error or (b.raw is not None and "is_error" in b.raw):
+        out["is_error"] = b.is_error
+    return out
+
+
+def serialise_block(b: Block) -> Any:
+    """The Anthropic dict of one block."""
+    if isinstance(b, Text):
+        out = dict(b.raw) if b.raw is not None else {}
+        out["type"] = "text"
+        out["text"] = b.text
+        return out
+    if isinstance(b, Image):
+        return _image_block(b)
+    if isinstance(b, ToolCall):
+        out = dict(b.raw) if b.raw is not None else {}
+        out["type"] = "tool_use"
+        out["id"] = b.id
+        out["name"] = b.name
+        if b.arguments is not None:
+            out["input"] = b.arguments
+        elif b.raw is None:  # a new call: Anthropic requires input
+            out["input"] = {}
+        return out
+    if isinstance(b, ToolResult):
+        return _result_block(b)
+    if isinstance(b, Unknown):
+        return b.raw
+    msg = f"not a block: {b!r:.80}"
+    raise HistoryFormatError(msg)
+
+
+def serialise_message(m: Message) -> dict[str, Any]:
+    """The Anthropic dict of a message (the very input dict when it is unchanged)."""
+    if m._wire is not None:
+        return m._wire
+    if m.role not in ("user", "assistant"):
+        msg = (
+            f"an Anthropic message must be user or assistant, got {m.role!r}; "
+            "put system text in History.system"
+        )
+        raise HistoryFormatError(msg)
+    raw = m.raw
+    out: dict[str, Any] = dict(raw) if raw is not None else {}
+    out["role"] = m.role
+    raw_content = raw.get("content") if raw is not None else None
+    if not m.blocks:
+        out["content"] = raw_content if isinstance(raw_content, str | list) else ""
+    elif (
+        len(m.blocks) == 1
+        and isinstance(m.blocks[0], Text)
+        and m.blocks[0].raw is None
+        and (raw is None or isinstance(raw_content, str))
+    ):
+        out["content"] = m.blocks[0].text
+    else:
+        out["content"] = [serialise_block(b) for b in m.blocks]
+    return out
