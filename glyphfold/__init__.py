@@ -66,9 +66,9 @@ _LAZY: dict[str, str] = {
     "compact": "glyphfold.compaction.ladder.api",
     "recover": "glyphfold.compaction.ladder.api",
     "shake": "glyphfold.compaction.ladder.api",
-    "CompactionResult": "glyphfold.compaction.ladder.api",
-    "LadderConfig": "glyphfold.compaction.ladder.api",
-    "provider_messages": "glyphfold.compaction.ladder.api",
+    "CompactionResult": "glyphfold.compaction.ladder.result",
+    "LadderConfig": "glyphfold.compaction.ladder.registry",
+    "provider_messages": "glyphfold.compaction.ladder.provider",
     # named glyph shapes and the bundled pixel fonts
     "Shape": "glyphfold.render.shapes",
     "get_shape": "glyphfold.render.shapes",

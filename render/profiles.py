@@ -655,12 +655,19 @@ def profile_names() -> list[str]:
 
 
 def get_profile(name: str | Profile) -> Profile:
-    """Return the profile called ``name`` (a Profile is returned as is)."""
+    """Return the profile called ``name`` (a Profile is returned as is).
+
+    The one place a profile argument is resolved, for the renderer, the token
+    estimate and the ladder alike.
+    """
     if isinstance(name, Profile):
         return name
+    if not isinstance(name, str):
+        msg = f"profile must be a profile name or a Profile, got {type(name).__name__}"
+        raise UnknownProfileError(msg)
     try:
         return PROFILES[name]
-    except (KeyError, TypeError):
+    except KeyError:
         msg = f"unknown profile {name!r}; valid profiles: {', '.join(PROFILES)}"
         raise UnknownProfileError(msg) from None
 

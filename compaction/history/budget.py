@@ -18,12 +18,22 @@ from glyphfold.errors import ContextOverflowError, InputError
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
+    "RECOVERY_FRACTION",
     "BudgetConfig",
     "HistoryPruning",
     "check_fits",
     "effective_context_budget",
+    "recovery_target",
     "resolve_capacity",
 ]
+
+# SPEC §3.6: after an overflow, reduce to two thirds of the history's own estimate
+RECOVERY_FRACTION = 2 / 3
+
+
+def recovery_target(estimate: int) -> int:
+    """The reactive-recovery target for a history of ``estimate`` tokens (SPEC §3.6)."""
+    return math.floor(estimate * RECOVERY_FRACTION)
 
 # The compatibility stub of SPEC §3.1: not any model's reality, just the budget
 # legacy profiles had and the window operand when nothing better is known.

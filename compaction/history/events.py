@@ -1,4 +1,8 @@
-"""History events (HistoryTrimmed and friends) and the observer bus that delivers them.
+"""Every event glyphfold announces, and the observer bus that delivers them.
+
+History core: HistoryTrimmed, OrphansSwept, MessagesEvicted. Ladder: OverflowRecovery,
+SummaryFailed. Store: CheckpointDropped. They are defined here, in one place, so a
+subscriber can import what it filters on without importing the ladder or the store.
 
 SPEC §2.6: trimming is never silent; every dropped turn is announced to every
 subscriber. A subscriber that raises is logged and skipped: it can break neither
@@ -15,10 +19,13 @@ from typing import Any, Literal
 
 __all__ = [
     "TRIM_REASONS",
+    "CheckpointDropped",
     "EventBus",
     "HistoryTrimmed",
     "MessagesEvicted",
     "OrphansSwept",
+    "OverflowRecovery",
+    "SummaryFailed",
     "default_bus",
     "publish",
     "subscribe",
@@ -75,6 +82,33 @@ class MessagesEvicted:
     total_tokens: int
     prompt_overhead: int
     max_safe_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class OverflowRecovery:
+    """A reactive recovery started (the provider's error, the numbers)."""
+
+    error: str | None
+    estimate: int
+    target: int
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryFailed:
+    """The summarizer failed; the ladder went on without a summary."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class CheckpointDropped:
+    """A compaction replaced a checkpoint's target, so the checkpoint is dropped (SPEC §6.6)."""
+
+    conversation_id: str
+    label: str
+    message_id: int | None
+    compaction_id: int
+    reason: str = "compaction replaced the checkpoint's message"
 
 
 Subscriber = Callable[[Any], object]

@@ -33,11 +33,9 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from glyphfold.compaction.history.messages import (
-    History,
     Image,
     Message,
     Text,
@@ -46,7 +44,8 @@ from glyphfold.compaction.history.messages import (
     Unknown,
     coerce,
 )
-from glyphfold.compaction.history.turns import TOOL_RESULTS_PREFIX, segment_turns
+from glyphfold.compaction.history.turns import TOOL_RESULTS_PREFIX, Segmentation, segment_turns
+from glyphfold.render.profiles import get_profile
 
 from glyphfold.errors import InputError, TokenizerUnavailableError
 
@@ -57,6 +56,7 @@ __all__ = [
     "IMAGE_POLICIES",
     "BpeCounter",
     "HeuristicCounter",
+    "ImagePolicy",
     "TiktokenCounter",
     "TokenCosts",
     "TokenCounter",
@@ -69,6 +69,7 @@ __all__ = [
 CHARS_PER_TOKEN = 4
 FRAMING_TOKENS = 4
 IMAGE_POLICIES = ("spec", "all")
+ImagePolicy: TypeAlias = Literal["spec", "all"]
 DEFAULT_PROFILE = "anthropic"
 
 
@@ -299,25 +300,9 @@ _HEURISTIC = HeuristicCounter()
 # --------------------------------------------------------------------------- images
 
 
-@lru_cache(maxsize=64)
-def _profile_by_name(name: str) -> Any:
-    from glyphfold.render.profiles import get_profile
-
-    return get_profile(name)
-
-
-def _profile(profile: Any) -> Any:
-    if isinstance(profile, str):
-        return _profile_by_name(profile)
-    if hasattr(profile, "cost"):
-        return profile
-    msg = f"profile must be a profile name or a Profile, got {type(profile).__name__}"
-    raise InputError(msg)
-
-
 def image_tokens(image: Image, *, profile: Any = DEFAULT_PROFILE) -> int:
     """What the provider bills for one image (profile pricing; fixed cost when size unknown)."""
-    prof = _profile(profile)
+    prof = get_profile(profile)
     if not getattr(prof, "vision", True):
         name = getattr(prof, "name", prof)
         msg = (
@@ -464,14 +449,19 @@ def _text_units(m: Message, by_bytes: bool) -> int:
     return n
 
 
-def _costs(
-    h: History,
+def token_costs(
+    history: Any,
     *,
-    profile: Any,
-    counter: TokenCounter | None,
-    image_policy: str,
-    seg: Any = None,
+    profile: Any = DEFAULT_PROFILE,
+    counter: TokenCounter | None = None,
+    image_policy: str = "spec",
+    segmentation: Segmentation | None = None,
 ) -> TokenCosts:
+    """Per-message estimates of a history (wire or canonical), as SPEC §3.4 prices them.
+
+    ``segmentation`` is the history's turn segmentation when the caller has it already.
+    """
+    h, _ = coerce(history)
     if image_policy not in IMAGE_POLICIES:
         msg = f"image_policy must be one of {IMAGE_POLICIES}, got {image_policy!r}"
         raise InputError(msg)
@@ -481,8 +471,7 @@ def _costs(
     c = counter or _HEURISTIC
     heuristic = type(c) is HeuristicCounter
     cpt = c.chars_per_token if heuristic else 0  # type: ignore[union-attr]
-    if seg is None:
-        seg = segment_turns(h)
+    seg = segmentation if segmentation is not None else segment_turns(h)
     # the current user turn: the newest one (everything, if there is no turn yet)
     current_from = seg.turns[-1].start if seg.turns else 0
     spec = image_policy == "spec"
@@ -522,18 +511,6 @@ def _costs(
     if h.system is not None:
         system = FRAMING_TOKENS + c.count(h.system_text)
     return TokenCosts(system, tuple(out))
-
-
-def token_costs(
-    history: Any,
-    *,
-    profile: Any = DEFAULT_PROFILE,
-    counter: TokenCounter | None = None,
-    image_policy: str = "spec",
-) -> TokenCosts:
-    """Per-message estimates of a history (wire or canonical), as SPEC §3.4 prices them."""
-    h, _ = coerce(history)
-    return _costs(h, profile=profile, counter=counter, image_policy=image_policy)
 
 
 def estimate_history_tokens(

@@ -19,20 +19,20 @@ When nothing needs trimming the input object itself is returned (SPEC §2.5).
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from glyphfold.compaction.history.budget import recovery_target
 from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, publish
 from glyphfold.compaction.history.messages import OPENAI, History, Message, Text, coerce
 from glyphfold.compaction.history.overflow import is_context_overflow_error
 from glyphfold.compaction.history.tokens import (
     DEFAULT_PROFILE,
     TokenCounter,
-    _costs,
     estimate_message_tokens,
+    token_costs,
 )
 from glyphfold.compaction.history.turns import (
     BREADCRUMB_PREFIX,
@@ -55,7 +55,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_TURNS = 50
-RECOVERY_FRACTION = 2 / 3
 _COUNTS = re.compile(r"omitted: ([\d,]+) messages? in ([\d,]+) turns?")
 
 
@@ -254,7 +253,9 @@ def trim_history(
         _check_int("max_turns", max_turns, minimum=0)
     h, restore = coerce(history)
     seg = segment_turns(h)
-    tc = _costs(h, profile=profile, counter=counter, image_policy=image_policy, seg=seg)
+    tc = token_costs(
+        h, profile=profile, counter=counter, image_policy=image_policy, segmentation=seg
+    )
     total = tc.total
     k_budget = (
         _turns_to_drop_for_budget(h, seg, tc.messages, total, budget, profile, counter)
@@ -357,8 +358,8 @@ def recover_from_overflow(
         msg = f"not a context-overflow error, trimming would not help: {error!s:.200}"
         raise InputError(msg)
     h, restore = coerce(history)
-    total = _costs(h, profile=profile, counter=counter, image_policy=image_policy).total
-    target = max(1, math.floor(total * RECOVERY_FRACTION))
+    total = token_costs(h, profile=profile, counter=counter, image_policy=image_policy).total
+    target = max(1, recovery_target(total))
     res = trim_history(
         h,
         budget=target,

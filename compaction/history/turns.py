@@ -40,7 +40,6 @@ __all__ = [
     "SweepResult",
     "Turn",
     "bound_tool_result",
-    "find_orphans",
     "is_breadcrumb_text",
     "is_turn_start",
     "pair_tool_calls",
@@ -181,9 +180,6 @@ def pair_tool_calls(history: Any) -> Pairing:
     """Map each tool call id to its result, listing orphans (SPEC §2.1, §2.7)."""
     h, _ = coerce(history)
     return _pair(h)
-
-
-find_orphans = pair_tool_calls
 
 
 # --------------------------------------------------------------------------- orphan sweep

@@ -30,7 +30,7 @@ from glyphfold.compaction.history.messages import (
     ToolResult,
     coerce,
 )
-from glyphfold.compaction.history.turns import _pair
+from glyphfold.compaction.history.turns import pair_tool_calls
 
 from glyphfold.errors import HistoryFormatError
 
@@ -61,7 +61,7 @@ def find_violations(history: Any, *, provider: str | None = None) -> list[Violat
         msg = f"cannot check a {h.format} history against {prov} rules; convert it first"
         raise HistoryFormatError(msg)
     out: list[Violation] = []
-    p = _pair(h)
+    p = pair_tool_calls(h)
     for i, cid in p.orphan_results:
         out.append(
             Violation(

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import os
 
-from glyphfold.compaction.history.events import EventBus
+from glyphfold.compaction.history.events import CheckpointDropped, EventBus
 from glyphfold.compaction.store.base import Backend, Store
 from glyphfold.compaction.store.records import (
     Branch,
     Checkpoint,
-    CheckpointDropped,
     CompactionRecord,
     Conversation,
     Rewind,

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from glyphfold.compaction.history.convert import convert_history
-from glyphfold.compaction.history.events import EventBus, default_bus, publish
+from glyphfold.compaction.history.events import CheckpointDropped, EventBus, default_bus, publish
 from glyphfold.compaction.history.messages import History, to_wire
 from glyphfold.compaction.history.tokens import (
     DEFAULT_PROFILE,
@@ -29,11 +29,10 @@ from glyphfold.compaction.history.tokens import (
     estimate_history_tokens,
 )
 from glyphfold.compaction.history.turns import segment_turns
-from glyphfold.compaction.store import _canon, schema
+from glyphfold.compaction.store import canon, schema
 from glyphfold.compaction.store.records import (
     Branch,
     Checkpoint,
-    CheckpointDropped,
     CompactionRecord,
     Conversation,
     Rewind,
@@ -358,8 +357,8 @@ class Store:
         if not messages:
             msg = "commit_turn needs at least one message (a turn is never empty)"
             raise InputError(msg)
-        turn_format = _canon.signal_format(messages, anthropic_envelope=system is not UNSET)
-        canons = _canon.canon_messages(messages, format=turn_format)
+        turn_format = canon.signal_format(messages, anthropic_envelope=system is not UNSET)
+        canons = canon.canon_messages(messages, format=turn_format)
         payloads = [_dumps(m) for m in messages]  # serialise before locking: fail early
         system_json = None if system is UNSET else _dumps(system)
         if expected_tip is UNSET:
@@ -903,7 +902,7 @@ class Store:
 
     @staticmethod
     def _tool_ids_of(payloads: list[dict[str, Any]], fmt: str | None) -> tuple[set[str], set[str]]:
-        canons = _canon.canon_messages(payloads, format=fmt)
+        canons = canon.canon_messages(payloads, format=fmt)
         return (
             {c for m in canons for c in m.tool_call_ids},
             {r for m in canons for r in m.tool_result_ids},
@@ -991,13 +990,13 @@ class Store:
         """Import a :meth:`dump` as a new conversation (new ids); validated before writing."""
         messages, tip, checkpoints, system, old_title = _validate_dump(data)
         payloads = [m["payload"] for m in messages]
-        conv_format = _canon.signal_format(payloads, anthropic_envelope=system is not UNSET)
+        conv_format = canon.signal_format(payloads, anthropic_envelope=system is not UNSET)
         declared = (data.get("conversation") or {}).get("wire_format")
         if declared is not None and conv_format is not None and declared != conv_format:
             msg = f"dump declares {declared} messages but they are {conv_format}"
             raise InputError(msg)
         conv_format = conv_format or (declared if declared in WIRE_FORMATS else None)
-        canons = _canon.canon_messages(payloads, format=conv_format)
+        canons = canon.canon_messages(payloads, format=conv_format)
         new_id = uuid.uuid4().hex
         now = time.time()
         with self._backend.write() as tx:
@@ -1218,7 +1217,7 @@ def _default_digest(label: str, abandoned: Sequence[StoredMessage], fmt: str | N
     if not abandoned:
         return f"rewound to {label!r}: nothing had been explored since it"
     turns = sum(1 for m in abandoned if m.turn_start)
-    calls = _canon.tool_call_summaries([m.payload for m in abandoned], format=fmt)
+    calls = canon.tool_call_summaries([m.payload for m in abandoned], format=fmt)
     head = (
         f"rewound to {label!r}: the abandoned branch had {len(abandoned)} messages "
         f"in {max(turns, 1)} turn(s)"

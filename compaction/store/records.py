@@ -94,14 +94,3 @@ class CompactionRecord:
     replaced_message_ids: tuple[int, ...]
     dropped_checkpoints: tuple[str, ...]
     created_at: float
-
-
-@dataclass(frozen=True)
-class CheckpointDropped:
-    """Event: a compaction replaced a checkpoint's target, so the checkpoint is dropped."""
-
-    conversation_id: str
-    label: str
-    message_id: int | None
-    compaction_id: int
-    reason: str = "compaction replaced the checkpoint's message"

@@ -159,10 +159,10 @@ def _block_tokens(role: str, block: Any, profile: Any) -> int:
 def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._history_io import read_history
     from glyphfold.compaction.history.budget import effective_context_budget
-    from glyphfold.compaction.ladder.api import _get_profile
+    from glyphfold.render.profiles import get_profile
 
     history = read_history(args.input)
-    prof = _get_profile(args.profile)
+    prof = get_profile(args.profile)
     budget = args.budget or effective_context_budget(context_window=prof.context_window)
     for line in breakdown(history, profile=prof, budget=budget, top=args.top, format=args.format):
         print(line)

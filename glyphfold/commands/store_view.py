@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from glyphfold.compaction.store import _canon
+from glyphfold.compaction.store import canon
 from glyphfold.compaction.store.base import Store
 from glyphfold.compaction.store.records import (
     Checkpoint,
@@ -158,7 +158,7 @@ def describe_turn(node: TurnNode, fmt: str | None) -> str:
     ids = f"#{first}" if first == last else f"#{first}-{last}"
     opener = next((m for m in node.messages if m.turn_start), node.messages[0])
     payloads = [m.payload for m in node.messages]
-    calls = [s.split("(", 1)[0] for s in _canon.tool_call_summaries(payloads, format=fmt)]
+    calls = [s.split("(", 1)[0] for s in canon.tool_call_summaries(payloads, format=fmt)]
     parts = [f"{ids:<12} {opener.role}: {snippet(opener.payload)}"]
     if calls:
         counted: dict[str, int] = {}

@@ -7,13 +7,13 @@ import copy
 import json
 
 import pytest
-from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, default_bus
+from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, SummaryFailed, default_bus
 from glyphfold.compaction.history.messages import to_canonical
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import LadderConfig, compact, provider_messages, recover, shake
 from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
-from glyphfold.compaction.ladder.rungs.summary import SummaryConfig, SummaryFailed
+from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
 
 import glyphfold
 from glyphfold.errors import (

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from glyphfold.compaction.history.events import SummaryFailed
 from glyphfold.compaction.history.messages import History, Message, Text
 from glyphfold.compaction.history.turns import segment_turns
 from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
@@ -57,13 +58,6 @@ class SummaryConfig:
         if self.timeout_s is not None and self.timeout_s <= 0:
             msg = f"timeout_s must be > 0 or None, got {self.timeout_s}"
             raise ValueError(msg)
-
-
-@dataclass(frozen=True, slots=True)
-class SummaryFailed:
-    """Event: the summarizer failed; the ladder went on without a summary."""
-
-    reason: str
 
 
 class Summary:

@@ -1,0 +1,84 @@
+"""What a compaction returns: the new history and the record of everything that left."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from glyphfold.compaction.history.messages import History
+from glyphfold.compaction.ladder.ledger import LedgerEntry, ledger_to_json
+from glyphfold.compaction.ladder.provider import provider_messages
+
+if TYPE_CHECKING:
+    from glyphfold.render.api import Page
+
+__all__ = ["CompactionResult"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionResult:
+    """What the ladder did: the new history and the record of everything that left.
+
+    ``messages`` is the same kind as the input (wire list or dict, or a canonical
+    History) and keeps the snapshot source under ``x_glyphfold`` for the next pass;
+    send :meth:`for_provider`.
+    """
+
+    messages: Any
+    ledger: tuple[LedgerEntry, ...]
+    events: tuple[object, ...]
+    tokens_before: int
+    tokens_after: int
+    pages: tuple[Page, ...]  # the final snapshot's pages
+    budget: int
+    target: int  # budget minus reserve: what the history had to fit
+    dry_run: bool = False
+    history: History | None = field(default=None, repr=False)  # canonical result
+
+    @property
+    def fits(self) -> bool:
+        """True when the history ends at or under the target."""
+        return self.tokens_after <= self.target
+
+    def for_provider(self) -> Any:
+        """``messages`` as a provider accepts them (``x_glyphfold`` keys stripped).
+
+        Keep ``messages`` as the conversation's stored history (the snapshot source
+        in it lets the next pass re-render from text, SPEC §5.3); send this.
+        """
+        return provider_messages(self.messages)
+
+    @property
+    def plan(self) -> tuple[LedgerEntry, ...]:
+        """For a dry run: per rung, what it would remove and the tokens it would save."""
+        return self.ledger
+
+    def report(self) -> dict[str, Any]:
+        """A JSON-ready report (tokens, ledger; no page bytes)."""
+        return {
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "budget": self.budget,
+            "target": self.target,
+            "fits": self.fits,
+            "dry_run": self.dry_run,
+            "pages": [
+                {
+                    "width": p.width,
+                    "height": p.height,
+                    "image_tokens": p.image_tokens,
+                    "png_bytes": len(p.png),
+                    "source_span": list(p.source_span),
+                }
+                for p in self.pages
+            ],
+            "ledger": ledger_to_json(self.ledger),
+        }
+
+    def summary_lines(self) -> list[str]:
+        """Short human summary: tokens before -> after and one line per rung."""
+        head = (
+            f"{'plan' if self.dry_run else 'compacted'}: {self.tokens_before:,} -> "
+            f"{self.tokens_after:,} tokens (target {self.target:,})"
+        )
+        return [head, *(e.summary_line() for e in self.ledger)]
