@@ -36,7 +36,16 @@ if TYPE_CHECKING:
     from glyphfold.render.profiles import Profile
     from glyphfold.render.shapes import Shape
 
-__all__ = ["Page", "RenderResult", "Setup", "render_text", "resolve_setup"]
+__all__ = [
+    "Page",
+    "RenderResult",
+    "Setup",
+    "TextPlan",
+    "page_size",
+    "plan_text",
+    "render_text",
+    "resolve_setup",
+]
 
 _SIZE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 MAX_CELL_PX = 256
@@ -195,6 +204,80 @@ def _padded(width: int, height: int, multiple: int) -> tuple[int, int]:
     return -(-width // multiple) * multiple, -(-height // multiple) * multiple
 
 
+def page_size(setup: Setup, n_rows: int) -> tuple[int, int]:
+    """Width and height in px of a page of ``n_rows`` text rows, as rendered and billed.
+
+    The one place page geometry is computed: :func:`render_text` draws pages of
+    this size and :func:`plan_text` prices them by it, so a plan costs what the
+    render will.
+    """
+    return _padded(setup.config.cols * setup.cell_w, n_rows * setup.cell_h, setup.multiple)
+
+
+@dataclass(frozen=True, slots=True)
+class TextPlan:
+    """How ``text`` would be paged, from the layout alone (no pixels drawn).
+
+    ``page_starts[i]`` is the source offset of page i, ``page_tokens[i]`` its
+    image-token price (identical to the rendered page's), ``max_png_bytes`` an upper
+    bound of one encoded page.
+    """
+
+    page_starts: tuple[int, ...]
+    page_tokens: tuple[int, ...]
+    page_sizes: tuple[tuple[int, int], ...]
+    max_png_bytes: int
+
+    @property
+    def image_tokens(self) -> int:
+        """The price of every page together."""
+        return sum(self.page_tokens)
+
+
+def plan_text(
+    text: str,
+    *,
+    profile: str | Profile = "anthropic",
+    shape: str | Shape | None = None,
+    font: str | os.PathLike[str] | None = None,
+    cell: str | Sequence[int] | None = None,
+    page: str | Sequence[int] | None = None,
+    bits: int | None = None,
+    reflow: bool = False,
+    tab_size: int = 8,
+) -> TextPlan:
+    """Plan the pages of ``text`` as :func:`render_text` with the same options would.
+
+    Laying out is a fraction of rendering: callers that try many candidate texts
+    (the snapshot rung) plan them and render once.
+    """
+    if not isinstance(text, str):
+        msg = f"text must be str, got {type(text).__name__}"
+        raise InputError(msg)
+    setup = resolve_setup(
+        profile=profile,
+        shape=shape,
+        font=font,
+        cell=cell,
+        page=page,
+        bits=bits,
+        reflow=reflow,
+        tab_size=tab_size,
+    )
+    starts: list[int] = []
+    tokens: list[int] = []
+    sizes: list[tuple[int, int]] = []
+    for pl in Layout(to_codepoints(text), setup.config).pages():
+        w, h = page_size(setup, pl.n_rows)
+        starts.append(pl.span[0])
+        tokens.append(setup.profile.cost(w, h))
+        sizes.append((w, h))
+    full_w, full_h = page_size(setup, setup.config.rows)
+    # uncompressed size bounds the PNG (deflate never loses much on glyph pages)
+    nbytes = full_h * (1 + row_bytes(full_w, setup.bits)) + 1024
+    return TextPlan(tuple(starts), tuple(tokens), tuple(sizes), nbytes)
+
+
 def atlas_for(setup: Setup) -> Atlas:
     """Return the cached atlas of a setup."""
     return get_atlas(setup.chain, cell_w=setup.cell_w, cell_h=setup.cell_h, bits=setup.bits)
@@ -267,9 +350,7 @@ def render_text(
     lay = Layout(cps, setup.config)
     extra = (setup.config.continuation, setup.config.newline, *set(FOLD_CHARS.tolist()))
     atlas.prepare(cps, lay.cls, extra)
-    cfg = setup.config
-    grid_w = cfg.cols * setup.cell_w
-    page_w, page_h = _padded(grid_w, cfg.rows * setup.cell_h, setup.multiple)
+    page_w, page_h = page_size(setup, setup.config.rows)
     # 1 bpp (every profile's default): rows go straight into PNG scanlines
     direct = setup.bits == 1 and setup.cell_w <= MAX_BITS_CELL_W and not keep_pixels
     if direct:
@@ -282,7 +363,7 @@ def render_text(
     pixels = None
     for pl in lay.pages(reuse=not keep_pixels):
         used_h = pl.n_rows * setup.cell_h
-        w, h = _padded(grid_w, used_h, setup.multiple)
+        w, h = page_size(setup, pl.n_rows)
         if direct:
             blit_scanlines(pl, atlas, raw)
             if h > used_h:  # rows added to reach the provider's size multiple: paper

@@ -231,3 +231,20 @@ def test_pages_equal_the_naive_pipeline(dejavu, text, bits, reflow):
         np.testing.assert_array_equal(
             _decode(page.png), naive_blit(ref["grid"], atlas.table, atlas.cells)
         )
+
+
+@pytest.mark.parametrize("name", [p for p in glyphfold.profile_names() if get_profile(p).vision])
+@pytest.mark.parametrize("reflow", [False, True])
+def test_plan_prices_pages_exactly_as_rendered(name, reflow):
+    """plan_text and render_text share page geometry: same starts, sizes and token prices
+    for every vision profile, padding included (Qwen-VL pads to 28 px) (SPEC §5.6)."""
+    from glyphfold.render.api import plan_text
+
+    text = "\n".join(f"line {i}: " + "lorem ipsum " * (i % 13) for i in range(400))
+    plan = plan_text(text, profile=name, reflow=reflow)
+    res = render_text(text, profile=name, reflow=reflow)
+    assert plan.page_starts == tuple(p.source_span[0] for p in res.pages)
+    assert plan.page_sizes == tuple((p.width, p.height) for p in res.pages)
+    assert plan.page_tokens == tuple(p.image_tokens for p in res.pages)
+    assert plan.image_tokens == res.image_tokens
+    assert max(len(p.png) for p in res.pages) <= plan.max_png_bytes

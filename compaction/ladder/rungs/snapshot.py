@@ -413,23 +413,13 @@ class Snapshot:
         what gets checked against the limits. Returns (starts, tokens, bytes per page
         upper bound).
         """
-        from glyphfold.render.api import resolve_setup
-        from glyphfold.render.layout import Layout, to_codepoints
+        from glyphfold.render.api import plan_text
 
         c = self.config
-        setup = resolve_setup(
-            profile=profile, shape=c.shape, font=c.font, bits=c.bits, reflow=c.reflow
+        plan = plan_text(
+            text, profile=profile, shape=c.shape, font=c.font, bits=c.bits, reflow=c.reflow
         )
-        lay = Layout(to_codepoints(text), setup.config)
-        width = setup.config.cols * setup.cell_w
-        starts: list[int] = []
-        tokens: list[int] = []
-        for pl in lay.pages():
-            starts.append(pl.span[0])
-            tokens.append(setup.profile.cost(width, pl.n_rows * setup.cell_h))
-        # uncompressed size bounds the PNG (deflate never loses much on glyph pages)
-        nbytes = width * setup.config.rows * setup.cell_h * setup.bits // 8 + 1024
-        return starts, tokens, nbytes
+        return list(plan.page_starts), list(plan.page_tokens), plan.max_png_bytes
 
     def _serialise_segment(
         self, block: list[tuple[int, Message]], names: dict[str, str]
