@@ -150,6 +150,38 @@ def test_factsheet_extracts_exact_identifiers():
     assert format_factsheet([]) == ""
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        # tool arguments print as key=value: the leading slash stays
+        ("path=/usr/lib/python3.11/modulefinder.py", "path", "/usr/lib/python3.11/modulefinder.py"),
+        ('File "/usr/lib/python3.11/modulefinder.py", line 12', "path",
+         "/usr/lib/python3.11/modulefinder.py"),
+        ("at /srv/app/main.py:12", "path", "/srv/app/main.py"),
+        ("x=./src/a.py", "path", "./src/a.py"),
+        ("open ~/.config/x/y", "path", "~/.config/x/y"),
+        # a sentence's full stop is not part of the path
+        ("cd /srv/app.", "path", "/srv/app"),
+        ("wrote /tmp/out/report.txt.", "path", "/tmp/out/report.txt"),
+        # a server address without a scheme is one identifier, not a path fragment
+        ("curl localhost:8000/index.html", "url", "localhost:8000/index.html"),
+        ("bind 127.0.0.1:8080.", "url", "127.0.0.1:8080"),
+        ("GET example.com:443/api/v1.", "url", "example.com:443/api/v1"),
+    ],
+)  # fmt: skip
+def test_factsheet_keeps_identifiers_whole(text, kind, value):
+    """SPEC §5 factsheet: every identifier exactly as written, no fragment of it."""
+    facts = [(f.kind, f.value) for f in extract_facts(text)]
+    assert facts == [(kind, value)]
+
+
+def test_factsheet_takes_no_fragment_of_a_longer_token():
+    text = "localhost:8000/index.html traceback.py:123 /srv/app. path=/usr/lib/a.py"
+    values = [f.value for f in extract_facts(text)]
+    assert values == ["localhost:8000/index.html", "/srv/app", "/usr/lib/a.py"]
+    assert not any(v.endswith(".") or v.startswith("8000") for v in values)
+
+
 def test_factsheet_caps():
     """The factsheet is capped by item count and characters."""
     text = " ".join(f"{100000 + i}" for i in range(1000))
