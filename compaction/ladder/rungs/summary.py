@@ -25,7 +25,7 @@ from glyphfold.compaction.ladder.rungs.base import X_KEY, RungContext, RungOutco
 from glyphfold.compaction.ladder.rungs.elide import tool_names
 from glyphfold.compaction.ladder.rungs.snapshot import serialise
 from glyphfold.compaction.ladder.summarizers import summarize_bounded, summary_input_chars
-from glyphfold.compaction.ladder.transcript import TranscriptConfig
+from glyphfold.compaction.ladder.transcript import TranscriptConfig, plain_text
 
 from glyphfold.errors import SummarizerError
 
@@ -103,6 +103,7 @@ class Summary:
                 return RungOutcome(history, None)
         middle = [(i, history.messages[i]) for i in range(mid_start, tail_start)]
         source, _spans = serialise(middle, tool_names(history), cfg.transcript)
+        source = plain_text(source)  # a text model reads the marks as plain labels
         before = ctx.tokens_of(history)
         if ctx.dry_run:
             # a plan must not call the model: report what would be summarised
