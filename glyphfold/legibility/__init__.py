@@ -16,24 +16,44 @@ Definitions (used by the ``glyphfold legibility`` command and the tests):
   ``normalise(hypothesis)``, divided by ``len(normalise(reference))``.
   ``cer_spaced`` is the same with each whitespace run collapsed to one space
   instead of removed (reported for information only).
-- identifiers: in the reference, UUIDs, hex strings of 7+ hex digits that
-  contain at least one digit and one letter a-f (ids, hashes), and numbers of
-  5+ digits. An identifier matches when it occurs in ``normalise(hypothesis)``;
-  a reference holding one identifier twice needs two occurrences.
-  ``identifier_rate`` = matched / total.
+- identifiers: the generated part (``ids``: seeded UUIDs, 16-digit hex ids,
+  ``build-NNNNN``) is scored on the ids it was generated with; a shipped text
+  on the UUIDs, hex strings of 7+ hex digits holding at least one digit and
+  one letter a-f, and numbers of 5+ digits found in it. An identifier matches
+  when it occurs verbatim in ``normalise(hypothesis)``; a reference holding
+  one identifier twice needs two occurrences. ``identifier_rate`` = matched /
+  total, per kind or over several kinds.
+- reading modes: ``page`` (the primary figure) gives each engine the whole
+  page as sent and lets it find the lines, as a vision model must; ``lines``
+  cuts each line on the cell grid first (a second figure).
 - OCR preprocessing adds no information: line cropping at the line pitch,
-  white padding, and integer nearest-neighbour enlargement only.
+  white padding of a crop, and integer nearest-neighbour enlargement only.
+
+The project's own description of the suite is ``docs/legibility.md``.
 """
 
-from glyphfold.legibility.corpus import CORPUS_PARTS, CorpusPart, load_corpus
+from glyphfold.legibility.corpus import (
+    CORPUS_PARTS,
+    ID_KINDS,
+    CorpusPart,
+    GeneratedIds,
+    generate_ids,
+    load_corpus,
+    part_identifiers,
+)
 from glyphfold.legibility.measure import (
+    MODES,
+    PRIMARY_MODE,
     TARGETS,
     PartResult,
     ShapeReport,
+    Target,
     best_results,
     check_targets,
+    decode_png,
     measure,
     measure_text,
+    score_reading,
 )
 from glyphfold.legibility.metrics import (
     alignment_confusions,
@@ -41,40 +61,61 @@ from glyphfold.legibility.metrics import (
     count_text_tokens,
     find_identifiers,
     identifier_matches,
+    identifier_matches_by_kind,
     levenshtein,
     normalise,
 )
 from glyphfold.legibility.ocr import (
+    ENGINE_NAMES,
+    OCR_EXTRA_HINT,
     OcrEngine,
+    OcrUnavailableError,
     RapidOcrEngine,
     TesseractEngine,
+    available_engines,
     ocr_engines,
     split_lines,
+    tesseract_langs,
     upscale,
 )
 
 __all__ = [
     "CORPUS_PARTS",
+    "ENGINE_NAMES",
+    "ID_KINDS",
+    "MODES",
+    "OCR_EXTRA_HINT",
+    "PRIMARY_MODE",
     "TARGETS",
     "CorpusPart",
+    "GeneratedIds",
     "OcrEngine",
+    "OcrUnavailableError",
     "PartResult",
     "RapidOcrEngine",
     "ShapeReport",
+    "Target",
     "TesseractEngine",
     "alignment_confusions",
+    "available_engines",
     "best_results",
     "cer",
     "check_targets",
     "count_text_tokens",
+    "decode_png",
     "find_identifiers",
+    "generate_ids",
     "identifier_matches",
+    "identifier_matches_by_kind",
     "levenshtein",
     "load_corpus",
     "measure",
     "measure_text",
     "normalise",
     "ocr_engines",
+    "part_identifiers",
+    "score_reading",
     "split_lines",
+    "tesseract_langs",
     "upscale",
 ]

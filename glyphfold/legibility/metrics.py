@@ -9,6 +9,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from glyphfold.errors import InputError
@@ -146,3 +147,20 @@ def count_text_tokens(text: str) -> dict[str, int | None]:
         "chars_div_4": -(-len(text) // 4),
         "o200k_base": counter.count(text) if counter is not None else None,
     }
+
+
+def identifier_matches_by_kind(
+    identifiers: Iterable[tuple[str, str]], hypothesis: str
+) -> dict[str, tuple[int, int]]:
+    """Return ``{kind: (matched, total)}`` for ``(kind, value)`` identifiers.
+
+    An identifier matches when it occurs verbatim in ``normalise(hypothesis)``;
+    one value listed n times needs n occurrences.
+    """
+    hyp = normalise(hypothesis)
+    wanted = Counter(identifiers)
+    out: dict[str, tuple[int, int]] = {}
+    for (kind, value), n in wanted.items():
+        matched, total = out.get(kind, (0, 0))
+        out[kind] = (matched + min(n, hyp.count(value)), total + n)
+    return out
