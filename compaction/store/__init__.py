@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 
 from glyphfold.compaction.history.events import CheckpointDropped, EventBus
-from glyphfold.compaction.store.base import Backend, Store
+from glyphfold.compaction.store.backend import Backend
+from glyphfold.compaction.store.facade import Store
 from glyphfold.compaction.store.records import (
     Branch,
     Checkpoint,

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
-from glyphfold.compaction.store.base import Backend, Tx
+from glyphfold.compaction.store.backend import Backend, Tx
 from glyphfold.compaction.store.url import StoreURL, redact
 
 from glyphfold.errors import StoreError

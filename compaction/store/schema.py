@@ -1,15 +1,18 @@
 """Versioned schema migrations, written once for both dialects.
 
 Each migration is a list of statements with ``{pk}``, ``{bigint}`` and
-``{float}`` placeholders filled per dialect, applied in its own transaction
-together with the version bump, so a crash mid-upgrade leaves the previous
-version intact. A store written by a newer glyphfold is refused, never touched.
+``{float}`` placeholders filled per dialect. The pending migrations run in one
+transaction together with the version bumps, so a crash mid-upgrade leaves the
+previous version intact. A store written by a newer glyphfold is refused, never
+touched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from glyphfold.compaction.store.backend import Backend, Tx
 
 from glyphfold.errors import StoreError
 
@@ -155,3 +158,51 @@ def apply(run: Callable[[str], object], migration: Migration, dialect: str) -> N
     """Run one migration's statements and record its version (caller owns the transaction)."""
     for statement in statements_for(migration, dialect):
         run(statement)
+
+
+def read_version(tx: Tx, *, where: str) -> int:
+    """The schema version recorded in the meta table."""
+    row = tx.one(f"SELECT value FROM {META_TABLE} WHERE key = ?", ("schema_version",))
+    if row is None:
+        msg = f"{where} has a {META_TABLE} table without a schema version"
+        raise StoreError(msg)
+    try:
+        return int(row[0])
+    except ValueError:
+        msg = f"{where} has a non-numeric schema version {row[0]!r}"
+        raise StoreError(msg) from None
+
+
+def open_schema(backend: Backend, target: int = SCHEMA_VERSION) -> None:
+    """Create or upgrade the schema to ``target``; refuse newer and foreign stores untouched.
+
+    All pending migrations run in one transaction under the schema lock, so a
+    crash mid-upgrade leaves the previous version intact.
+    """
+    where = backend.where
+    tables = backend.tables()
+    if META_TABLE in tables:
+        with backend.read() as tx:
+            found = read_version(tx, where=where)
+        check_version(found, where=where)
+        if found >= target:
+            return
+    elif tables - {"sqlite_sequence"}:
+        msg = (
+            f"{where} already holds other tables ({', '.join(sorted(tables)[:5])}) "
+            "and is not a glyphfold store; point --db at a new file or database"
+        )
+        raise StoreError(msg)
+    with backend.write(schema_lock=True) as tx:
+        # re-read under the lock: another process may have migrated meanwhile
+        found = 0
+        if META_TABLE in backend.tables(tx):
+            found = read_version(tx, where=where)
+            check_version(found, where=where)
+        for migration in pending(found, target):
+            apply(tx.run, migration, backend.dialect)
+            tx.run(f"DELETE FROM {META_TABLE} WHERE key = ?", ("schema_version",))
+            tx.run(
+                f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?)",
+                ("schema_version", str(migration.version)),
+            )

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from glyphfold.compaction.store.base import Backend, Tx
+from glyphfold.compaction.store.backend import Backend, Tx
 from glyphfold.compaction.store.url import StoreURL
 
 from glyphfold.errors import StoreError

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from glyphfold.compaction.store import canon
-from glyphfold.compaction.store.base import Store
+from glyphfold.compaction.store.facade import Store
 from glyphfold.compaction.store.records import (
     Checkpoint,
     CompactionRecord,
