@@ -38,6 +38,19 @@ class Backend(ABC):
     #: suffix that row-locks a SELECT inside a write transaction ("" where the
     #: whole write transaction is already exclusive, as in SQLite)
     for_update: str = ""
+    #: how long a write waits for another writer's lock before LockTimeoutError
+    lock_timeout_s: float
+    #: True when the store can only be read (read-only media, a read-only server):
+    #: ``write`` then refuses up front and nothing is modified
+    read_only: bool = False
+
+    def on_schema_ok(self) -> None:
+        """Called once the schema is known to be glyphfold's and not newer than this code.
+
+        Only from then on may the backend change persistent settings of the store
+        (SQLite's WAL mode): a refused store is left exactly as it was.
+        """
+        return None  # an optional hook: most backends have nothing to do
 
     @abstractmethod
     def read(self) -> AbstractContextManager[Tx]:

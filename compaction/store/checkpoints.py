@@ -21,14 +21,29 @@ from glyphfold.compaction.store.tree import message_in, path_rows
 
 from glyphfold.errors import InputError, NotFoundError
 
+#: labels are keys of an index, and no index holds unbounded user data
+MAX_LABEL_CHARS = 200
 
-def checkpoint(ctx: Ctx, conversation: str, label: str, message_id: Any) -> Checkpoint:
-    """Label the tip (or ``message_id``, a turn boundary)."""
+
+def checked_label(label: Any) -> str:
+    """A checkpoint label: non-empty, at most MAX_LABEL_CHARS, without NUL."""
     if not isinstance(label, str) or not label.strip():
         msg = f"checkpoint label must be a non-empty string, got {label!r}"
         raise InputError(msg)
+    if len(label) > MAX_LABEL_CHARS:
+        msg = f"checkpoint label is {len(label)} characters; at most {MAX_LABEL_CHARS}"
+        raise InputError(msg)
+    if "\x00" in label:
+        msg = f"checkpoint label {label!r} contains a NUL character; remove it"
+        raise InputError(msg)
+    return label
+
+
+def checkpoint(ctx: Ctx, conversation: str, label: str, message_id: Any) -> Checkpoint:
+    """Label the tip (or ``message_id``, a turn boundary)."""
+    label = checked_label(label)
     now = time.time()
-    with ctx.backend.write() as tx:
+    with ctx.write(f"conversation {conversation}") as tx:
         convs.lock(ctx, tx, conversation)
         conv = convs.get(ctx, tx, conversation)
         target = conv.tip_id if message_id is UNSET else message_id
@@ -63,10 +78,13 @@ def list_checkpoints(ctx: Ctx, conversation: str) -> list[Checkpoint]:
 
 def _target(tx: Tx, conversation: str, label: str) -> int | None:
     """The message checkpoint ``label`` marks; NotFoundError when unknown or dropped."""
-    row = tx.one(
-        "SELECT message_id, dropped_by FROM checkpoints WHERE conversation_id = ? AND label = ?",
-        (conversation, label),
-    )
+    row = None
+    if isinstance(label, str) and "\x00" not in label:  # never a label (see checked_label)
+        row = tx.one(
+            "SELECT message_id, dropped_by FROM checkpoints "
+            "WHERE conversation_id = ? AND label = ?",
+            (conversation, label),
+        )
     if row is None:
         known = [
             r[0]
@@ -97,7 +115,7 @@ def rewind(ctx: Ctx, conversation: str, label: str, digest: str | None) -> Rewin
         msg = f"digest must be a string or None, got {type(digest).__name__}"
         raise InputError(msg)
     now = time.time()
-    with ctx.backend.write() as tx:
+    with ctx.write(f"conversation {conversation}") as tx:
         convs.lock(ctx, tx, conversation)
         conv = convs.get(ctx, tx, conversation)
         target = _target(tx, conversation, label)
@@ -113,7 +131,7 @@ def rewind(ctx: Ctx, conversation: str, label: str, digest: str | None) -> Rewin
         rewind_id = tx.insert(
             "INSERT INTO rewinds (conversation_id, label, from_tip, to_message, digest, "
             "abandoned_ids, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (conversation, label, conv.tip_id, target, text, dumps(list(ids)), now),
+            (conversation, label, conv.tip_id, target, dumps(text), dumps(list(ids)), now),
         )
     ctx.seen[conversation] = target
     return Rewind(rewind_id, conversation, label, conv.tip_id, target, text, ids, now)
@@ -128,7 +146,8 @@ def list_rewinds(ctx: Ctx, conversation: str) -> list[Rewind]:
             "created_at FROM rewinds WHERE conversation_id = ? ORDER BY id",
             (conversation,),
         )
-    return [Rewind(*r[:6], tuple(json.loads(r[6])), r[7]) for r in rows]
+    # digests are stored as JSON strings (schema v4): any text, NUL included, on both backends
+    return [Rewind(*r[:5], json.loads(r[5]), tuple(json.loads(r[6])), r[7]) for r in rows]
 
 
 def default_digest(label: str, abandoned: Sequence[StoredMessage], fmt: str | None) -> str:

@@ -16,7 +16,13 @@ from glyphfold.compaction.store import conversations as convs
 from glyphfold.compaction.store.backend import Tx
 from glyphfold.compaction.store.conversations import Ctx
 from glyphfold.compaction.store.records import CompactionRecord
-from glyphfold.compaction.store.rows import MESSAGE_COLUMNS, dumps, ledger_default, message
+from glyphfold.compaction.store.rows import (
+    MESSAGE_COLUMNS,
+    dumps,
+    ledger_default,
+    loads_many,
+    message,
+)
 from glyphfold.compaction.store.tree import message_in
 
 from glyphfold.errors import InputError, NotFoundError
@@ -56,7 +62,7 @@ def record(
     """Store a ladder run; drop (mark) the checkpoints on the messages it replaced."""
     ledger_json, sources, replaced = _validated(ledger, snapshot_sources, replaced_message_ids)
     now = time.time()
-    with ctx.backend.write() as tx:
+    with ctx.write(f"conversation {conversation}") as tx:
         convs.lock(ctx, tx, conversation)
         conv = convs.get(ctx, tx, conversation)
         for r in replaced:
@@ -101,7 +107,7 @@ def _insert_parts(tx: Tx, compaction_id: int, sources: list[str], replaced: list
     for i, s in enumerate(sources):
         tx.run(
             "INSERT INTO compaction_sources (compaction_id, idx, source_text) VALUES (?, ?, ?)",
-            (compaction_id, i, s),
+            (compaction_id, i, dumps(s)),  # JSON (schema v4): NUL stores alike on both
         )
     for r in replaced:
         tx.run(
@@ -147,7 +153,7 @@ def load(ctx: Ctx, tx: Tx, compaction_id: int) -> CompactionRecord:
         row[1],
         row[2],
         json.loads(row[3]),
-        tuple(s[0] for s in sources),
+        tuple(loads_many([s[0] for s in sources])),
         tuple(r[0] for r in replaced),
         tuple(json.loads(row[4])),
         row[5],

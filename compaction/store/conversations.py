@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +15,7 @@ from glyphfold.compaction.store.backend import Backend, Tx
 from glyphfold.compaction.store.records import Conversation
 from glyphfold.compaction.store.rows import CONVERSATION_COLUMNS, UNSET
 
-from glyphfold.errors import InputError, NotFoundError
+from glyphfold.errors import InputError, LockTimeoutError, NotFoundError
 
 
 @dataclass
@@ -29,20 +31,57 @@ class Ctx:
     def where(self) -> str:
         return self.backend.where
 
+    @contextmanager
+    def write(self, subject: str) -> Iterator[Tx]:
+        """A write transaction; a lock timeout is reported naming ``subject``."""
+        try:
+            with self.backend.write() as tx:
+                yield tx
+        except LockTimeoutError as exc:
+            msg = (
+                f"{subject} in {self.where}: another writer held the lock for more than "
+                f"{self.backend.lock_timeout_s:g} s (lock_timeout_s); nothing was written — "
+                "retry, or find the stuck writer"
+            )
+            raise LockTimeoutError(msg) from exc
 
-def create(ctx: Ctx, title: str | None) -> str:
-    """Create an empty conversation and return its id."""
+
+def checked_title(title: Any) -> str | None:
+    """A conversation title: a string without NUL (no backend stores one alike), or None."""
     if title is not None and not isinstance(title, str):
         msg = f"title must be a string or None, got {type(title).__name__}"
         raise InputError(msg)
-    conversation_id = uuid.uuid4().hex
+    if title is not None and "\x00" in title:
+        msg = f"title {title!r} contains a NUL character; remove it"
+        raise InputError(msg)
+    return title
+
+
+def create(ctx: Ctx, title: str | None) -> str:
+    """Create an empty conversation and return its id."""
+    title = checked_title(title)
     now = time.time()
-    with ctx.backend.write() as tx:
-        tx.run(
-            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
-            (conversation_id, title, now, now),
-        )
+    with ctx.write("a new conversation") as tx:
+        conversation_id = insert(tx, title, None, None, None, now)
     ctx.seen[conversation_id] = None
+    return conversation_id
+
+
+def insert(
+    tx: Tx,
+    title: str | None,
+    fmt: str | None,
+    system_json: str | None,
+    imported_messages: int | None,
+    now: float,
+) -> str:
+    """Insert an empty conversation row; ``imported_messages`` is what an import brings."""
+    conversation_id = uuid.uuid4().hex
+    tx.run(
+        "INSERT INTO conversations (id, title, format, system_json, imported_messages, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (conversation_id, title, fmt, system_json, imported_messages, now, now),
+    )
     return conversation_id
 
 
@@ -60,9 +99,11 @@ def get(ctx: Ctx, tx: Tx, conversation: str) -> Conversation:
     if not isinstance(conversation, str):
         msg = f"conversation id must be a string, got {type(conversation).__name__}"
         raise InputError(msg)
-    row = tx.one(
-        f"SELECT {CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation,)
-    )
+    row = None
+    if "\x00" not in conversation:  # never an id; PostgreSQL would refuse the query
+        row = tx.one(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation,)
+        )
     if row is None:
         msg = f"no conversation {conversation!r} in {ctx.where}; `glyphfold sessions` lists them"
         raise NotFoundError(msg)
@@ -80,6 +121,12 @@ def lock(ctx: Ctx, tx: Tx, conversation: str) -> None:
 
 def resolve(ctx: Ctx, prefix: str) -> str:
     """The conversation id that is ``prefix`` or starts with it."""
+    if not isinstance(prefix, str):
+        msg = f"conversation id must be a string, got {type(prefix).__name__}"
+        raise InputError(msg)
+    if "\x00" in prefix:
+        msg = f"no conversation {prefix!r} in {ctx.where}; `glyphfold sessions` lists them"
+        raise NotFoundError(msg)
     with ctx.backend.read() as tx:
         if tx.one("SELECT id FROM conversations WHERE id = ?", (prefix,)):
             return prefix

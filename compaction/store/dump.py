@@ -3,14 +3,15 @@
 ``export`` is the working history at the tip as a wire history; ``dump`` the
 whole tree (every branch, checkpoints) in glyphfold's own format, which
 ``load`` imports as a new conversation; ``import_history`` imports a plain wire
-history, one commit per turn.
+history as one commit per turn. Each import is one transaction that records how
+many messages it brought (``check`` reports a conversation holding fewer), and
+refuses a damaged SQLite file before writing into it.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-import uuid
 from typing import Any
 
 from glyphfold.compaction.history.convert import convert_history
@@ -18,10 +19,17 @@ from glyphfold.compaction.history.messages import FORMATS
 from glyphfold.compaction.history.turns import segment_turns
 from glyphfold.compaction.store import canon
 from glyphfold.compaction.store import conversations as convs
-from glyphfold.compaction.store.checkpoints import list_checkpoints
+from glyphfold.compaction.store.checkpoints import checked_label, list_checkpoints
 from glyphfold.compaction.store.conversations import Ctx
+from glyphfold.compaction.store.integrity import refuse_damaged
 from glyphfold.compaction.store.rows import UNSET, dumps, insert_message, loads_many, wire
-from glyphfold.compaction.store.tree import all_messages, commit_turn, path_rows
+from glyphfold.compaction.store.tree import (
+    PreparedTurn,
+    acyclic,
+    all_messages,
+    append_turn,
+    path_rows,
+)
 
 from glyphfold.errors import HistoryFormatError, InputError
 
@@ -54,6 +62,7 @@ def dump(ctx: Ctx, conversation: str) -> dict[str, Any]:
         conv = convs.get(ctx, tx, conversation)
         system = convs.system(tx, conversation)
     stored = all_messages(ctx, conversation)
+    acyclic(stored)  # a dump of a loop could never be imported again
     return {
         "format": DUMP_FORMAT,
         "version": DUMP_VERSION,
@@ -87,21 +96,12 @@ def load(ctx: Ctx, data: dict[str, Any], title: str | None) -> str:
         raise InputError(msg)
     conv_format = conv_format or (declared if declared in WIRE_FORMATS else None)
     canons = canon.canon_messages(payloads, format=conv_format)
-    new_id = uuid.uuid4().hex
+    title = convs.checked_title(title if title is not None else old_title)
+    system_json = None if system is UNSET else dumps(system)
     now = time.time()
-    with ctx.backend.write() as tx:
-        tx.run(
-            "INSERT INTO conversations (id, title, format, system_json, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                new_id,
-                title if title is not None else old_title,
-                conv_format,
-                None if system is UNSET else dumps(system),
-                now,
-                now,
-            ),
-        )
+    with ctx.write("a new conversation") as tx:
+        refuse_damaged(ctx, tx)
+        new_id = convs.insert(tx, title, conv_format, system_json, len(messages), now)
         mapping: dict[Any, int] = {}
         depth: dict[Any, int] = {}
         for m, c in zip(messages, canons, strict=True):
@@ -128,7 +128,8 @@ def load(ctx: Ctx, data: dict[str, Any], title: str | None) -> str:
 
 
 def import_history(ctx: Ctx, history: Any, title: str | None) -> str:
-    """Import a plain wire history as a new conversation, one commit per turn."""
+    """Import a plain wire history as a new conversation: one turn per commit boundary,
+    all of it in one transaction (a crash leaves no half-imported conversation)."""
     system: Any = UNSET
     messages: Any = history
     if isinstance(history, dict):
@@ -140,19 +141,26 @@ def import_history(ctx: Ctx, history: Any, title: str | None) -> str:
     if not isinstance(messages, list) or not messages:
         msg = "import_history needs a non-empty list of messages"
         raise HistoryFormatError(msg)
+    title = convs.checked_title(title)
     segments = segment_turns(history)
     # leading system messages (and anything before the first turn) join the first turn
     bounds = [0, *(t.start for t in segments.turns[1:]), len(messages)]
-    conversation = convs.create(ctx, title)
-    first = True
+    turns: list[PreparedTurn] = []
     for a, b in itertools.pairwise(bounds):
         if a == b:
             continue
         chunk: Any = messages[a:b]
-        if first and system is not UNSET:
+        if not turns and system is not UNSET:
             chunk = {"system": system, "messages": chunk}
-        first = False
-        commit_turn(ctx, conversation, chunk, UNSET)
+        turns.append(PreparedTurn(chunk))  # every turn validated before the transaction
+    now = time.time()
+    with ctx.write("a new conversation") as tx:
+        refuse_damaged(ctx, tx)
+        conversation = convs.insert(tx, title, None, None, len(messages), now)
+        tip = None
+        for turn in turns:
+            tip = append_turn(ctx, tx, conversation, turn, tip, now)[-1]
+    ctx.seen[conversation] = tip
     return conversation
 
 
@@ -183,6 +191,7 @@ def validate_dump(data: Any) -> tuple[list[dict[str, Any]], Any, list[dict[str, 
         if not isinstance(cp, dict) or not isinstance(cp.get("label"), str):
             msg = f"dump checkpoint {cp!r} needs a 'label'"
             raise InputError(msg)
+        checked_label(cp["label"])
         if cp.get("message") is not None and cp["message"] not in seen:
             msg = f"dump checkpoint {cp['label']!r} names unknown message {cp['message']!r}"
             raise InputError(msg)

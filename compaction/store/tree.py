@@ -18,6 +18,7 @@ from glyphfold.compaction.store import canon
 from glyphfold.compaction.store import conversations as convs
 from glyphfold.compaction.store.backend import Tx
 from glyphfold.compaction.store.conversations import Ctx
+from glyphfold.compaction.store.integrity import cycles
 from glyphfold.compaction.store.records import Branch, StoredMessage
 from glyphfold.compaction.store.rows import (
     MESSAGE_COLUMNS,
@@ -29,7 +30,13 @@ from glyphfold.compaction.store.rows import (
     messages,
 )
 
-from glyphfold.errors import ConflictError, HistoryFormatError, InputError, NotFoundError
+from glyphfold.errors import (
+    ConflictError,
+    CorruptStoreError,
+    HistoryFormatError,
+    InputError,
+    NotFoundError,
+)
 
 
 def turn_input(turn: Any) -> tuple[Any, list[Any]]:
@@ -72,7 +79,7 @@ def commit_turn(ctx: Ctx, conversation: str, turn: Any, expected_tip: Any) -> li
     prepared = PreparedTurn(turn)
     if expected_tip is UNSET:
         expected_tip = ctx.seen.get(conversation, UNSET)
-    with ctx.backend.write() as tx:
+    with ctx.write(f"conversation {conversation}") as tx:
         ids = append_turn(ctx, tx, conversation, prepared, expected_tip, time.time())
     ctx.seen[conversation] = ids[-1]
     return ids
@@ -148,11 +155,39 @@ def path_rows(
         msg = f"message {start} is not in conversation {conversation}"
         raise NotFoundError(msg)
     chain: list[tuple[Any, ...]] = []
-    node = by_id.get(start)
-    while node is not None:
+    node = by_id[start]
+    while True:
         chain.append(node[2:])
-        node = by_id.get(node[1]) if node[1] is not None else None
+        if node[1] is None:
+            break
+        up = by_id.get(node[1])
+        if up is None or len(chain) > len(by_id):
+            raise broken_chain(conversation, node[0], node[1], cycle=up is not None)
+        node = up
     chain.reverse()
+    return chain
+
+
+def broken_chain(conversation: str, message_id: int, parent: int, *, cycle: bool) -> Exception:
+    """The error for a parent chain that never reaches a root (an edited or damaged store)."""
+    what = (
+        "parent pointers form a cycle"
+        if cycle
+        else f"message {message_id} names parent {parent}, which is not in it"
+    )
+    msg = f"conversation {conversation} is damaged: {what}; `glyphfold check` lists the damage"
+    return CorruptStoreError(msg)
+
+
+def chain_ids(conversation: str, parent_of: dict[int, int | None], start: int) -> list[int]:
+    """Ids ``start`` -> root through ``parent_of``; CorruptStoreError on a cycle or a gap."""
+    chain = [start]
+    node = parent_of[start]
+    while node is not None:
+        if node not in parent_of or len(chain) > len(parent_of):
+            raise broken_chain(conversation, chain[-1], node, cycle=node in parent_of)
+        chain.append(node)
+        node = parent_of[node]
     return chain
 
 
@@ -214,7 +249,7 @@ def all_messages(ctx: Ctx, conversation: str) -> list[StoredMessage]:
 
 def branch(ctx: Ctx, conversation: str, message_id: int | None) -> None:
     """Move the tip to a turn boundary; writes nothing but the pointer (SPEC §6.4)."""
-    with ctx.backend.write() as tx:
+    with ctx.write(f"conversation {conversation}") as tx:
         convs.lock(ctx, tx, conversation)
         convs.get(ctx, tx, conversation)
         boundary_in(
@@ -241,26 +276,27 @@ def branches(ctx: Ctx, conversation: str) -> list[Branch]:
     return leaves(messages(rows), tip)
 
 
+def acyclic(stored: list[StoredMessage]) -> None:
+    """Raise CorruptStoreError when the messages' parent pointers form a cycle."""
+    found = cycles((m.id, m.parent_id, m.conversation_id) for m in stored)
+    if found:
+        msg = f"{found[0]}; the store is damaged — `glyphfold check` lists the damage"
+        raise CorruptStoreError(msg)
+
+
 def leaves(stored: list[StoredMessage], tip: int | None) -> list[Branch]:
     """The branches of a conversation's messages, given its tip."""
-    by_id = {m.id: m for m in stored}
+    acyclic(stored)  # a loop of messages has no leaf: found here, not by the walks below
+    parent_of = {m.id: m.parent_id for m in stored}
     has_child = {m.parent_id for m in stored if m.parent_id is not None}
-    current: list[int] = []
-    node = tip
-    while node is not None:
-        current.append(node)
-        node = by_id[node].parent_id
-    on_current = set(current)
+    conversation = stored[0].conversation_id if stored else "?"
+    on_current = set() if tip is None else set(chain_ids(conversation, parent_of, tip))
     leaf_ids = [m.id for m in stored if m.id not in has_child]
     if tip is not None and tip not in leaf_ids:
         leaf_ids.append(tip)  # the tip after a branch back is a branch of its own
     out: list[Branch] = []
     for leaf in leaf_ids:
-        chain: list[int] = []
-        node = leaf
-        while node is not None:
-            chain.append(node)
-            node = by_id[node].parent_id
+        chain = chain_ids(conversation, parent_of, leaf)
         fork_point = next((c for c in chain if c in on_current), None)
         abandoned = tuple(reversed([c for c in chain if c not in on_current]))
         out.append(Branch(leaf, len(chain), leaf == tip, fork_point, abandoned))
@@ -270,9 +306,10 @@ def leaves(stored: list[StoredMessage], tip: int | None) -> list[Branch]:
 
 def fork(ctx: Ctx, conversation: str, message_id: Any, title: str | None) -> str:
     """Copy root -> ``message_id`` (default: the tip) into a new conversation (SPEC §6.5)."""
+    title = convs.checked_title(title)
     now = time.time()
     new_id = uuid.uuid4().hex
-    with ctx.backend.write() as tx:
+    with ctx.write(f"conversation {conversation}") as tx:
         conv = convs.get(ctx, tx, conversation)
         start = conv.tip_id if message_id is UNSET else message_id
         if start is not None and not message_in(tx, conversation, start).ends_turn:
