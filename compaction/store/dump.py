@@ -98,9 +98,9 @@ def load(ctx: Ctx, data: dict[str, Any], title: str | None) -> str:
     canons = canon.canon_messages(payloads, format=conv_format)
     title = convs.checked_title(title if title is not None else old_title)
     system_json = None if system is UNSET else dumps(system)
+    refuse_damaged(ctx)
     now = time.time()
     with ctx.write("a new conversation") as tx:
-        refuse_damaged(ctx, tx)
         new_id = convs.insert(tx, title, conv_format, system_json, len(messages), now)
         mapping: dict[Any, int] = {}
         depth: dict[Any, int] = {}
@@ -153,9 +153,9 @@ def import_history(ctx: Ctx, history: Any, title: str | None) -> str:
         if not turns and system is not UNSET:
             chunk = {"system": system, "messages": chunk}
         turns.append(PreparedTurn(chunk))  # every turn validated before the transaction
+    refuse_damaged(ctx)
     now = time.time()
     with ctx.write("a new conversation") as tx:
-        refuse_damaged(ctx, tx)
         conversation = convs.insert(tx, title, None, None, len(messages), now)
         tip = None
         for turn in turns:

@@ -98,11 +98,16 @@ def damaged_pages(tx: Tx, *, quick: bool) -> list[str]:
     return [] if rows == ["ok"] else rows
 
 
-def refuse_damaged(ctx: Ctx, tx: Tx) -> None:
-    """Before a bulk write into SQLite: refuse a damaged file (writing would spread it)."""
+def refuse_damaged(ctx: Ctx) -> None:
+    """Before a bulk write into SQLite: refuse a damaged file (writing would spread it).
+
+    A read transaction: in WAL mode the page check (linear in the file's size)
+    does not hold other writers back.
+    """
     if ctx.backend.dialect != "sqlite":
         return  # PostgreSQL checks its own pages (data checksums, the server's job)
-    damage = damaged_pages(tx, quick=True)
+    with ctx.backend.read() as tx:
+        damage = damaged_pages(tx, quick=True)
     if damage:
         shown = "; ".join(damage[:3]) + (f"; and {len(damage) - 3} more" if len(damage) > 3 else "")
         msg = (

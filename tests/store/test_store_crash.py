@@ -1,4 +1,8 @@
-"""Crash safety: SIGKILL a writer at random instants (SPEC §6.1)."""
+"""Crash safety: SIGKILL a writer at random instants (SPEC §6.1).
+
+The writer commits turns, records compactions, imports histories and loads tree
+dumps in a loop; after every kill each of them is either whole or absent.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +11,56 @@ import os
 import random
 import signal
 import time
+from collections import Counter
 
 import pytest
 from glyphfold.compaction.store import open_store
-from writer import crash_turn
+from writer import crash_turn, import_history_of
 
 KILLS = 30
+IMPORT_TURNS = 40  # an import long enough for kills to land inside it
 
 
-def _write_forever(url: str, conv: str, ready) -> None:
-    """Append numbered 4-message turns until SIGKILLed (runs in the forked child)."""
+def _dump_of(tag: str) -> dict:
+    """A tree dump (two branches) that a load imports as conversation ``tag``."""
+    history = import_history_of(tag, 6)
+    messages = [
+        {"id": i, "parent": i - 1 if i else None, "ends_turn": i % 2 == 0, "payload": m}
+        for i, m in enumerate(history)
+    ]
+    messages.append({"id": 99, "parent": 4, "payload": {"role": "user", "content": f"{tag} alt"}})
+    messages.append({"id": 100, "parent": 99, "payload": {"role": "assistant", "content": "b"}})
+    return {
+        "format": "glyphfold-transcript",
+        "version": 1,
+        "conversation": {"title": tag, "tip": len(history) - 1},
+        "messages": messages,
+        "checkpoints": [{"label": "mid", "message": 4}],
+    }
+
+
+def _write_forever(url: str, conv: str, ready, progress: str) -> None:
+    """Append numbered 4-message turns, compact every second one, import a history or
+    load a dump every third, until SIGKILLed (runs in the forked child). Each step is
+    announced in ``progress`` first, so the parent knows what the kill interrupted."""
+    log = open(progress, "a", buffering=1)  # noqa: SIM115 (lives until the kill)
     with open_store(url) as store:
         k = sum(1 for m in store.path_records(conv) if m.turn_start)
-        store.commit_turn(conv, crash_turn(k))  # progress every round, however loaded the box
+        ids = store.commit_turn(conv, crash_turn(k))  # progress every round, however loaded
         ready.set()
         while True:
+            if k % 2 == 0:
+                log.write("record_compaction\n")
+                store.record_compaction(conv, {"k": k}, [f"compaction {k}", "x" * 4000], ids)
+            if k % 3 == 0:
+                log.write("import_history\n")
+                store.import_history(import_history_of(f"crash {k}", IMPORT_TURNS), title=f"i{k}")
+            if k % 3 == 1:
+                log.write("load\n")
+                store.load(_dump_of(f"crash {k}"))
             k += 1
-            store.commit_turn(conv, crash_turn(k))
+            log.write("commit_turn\n")
+            ids = store.commit_turn(conv, crash_turn(k))
 
 
 def _assert_whole_turns(store, conv) -> int:
@@ -38,6 +75,37 @@ def _assert_whole_turns(store, conv) -> int:
     if records:
         assert store.tip(conv) == records[-1].id
     return len(records) // 4
+
+
+def _assert_whole_compactions(store, conv) -> None:
+    """Every recorded compaction has its ledger, both sources and its turn's 4 messages."""
+    by_turn = {}
+    for m in store.path_records(conv):
+        if m.turn_start:
+            k = int(m.payload["content"].split()[1])
+        by_turn.setdefault(k, []).append(m.id)
+    for rec in store.compactions(conv):
+        k = rec.ledger["k"]
+        assert rec.snapshot_sources == (f"compaction {k}", "x" * 4000)
+        assert list(rec.replaced_message_ids) == by_turn[k]
+
+
+def _assert_whole_imports(store, conv) -> int:
+    """Every imported or loaded conversation holds all it brought; returns how many."""
+    n = 0
+    for c in store.conversations():
+        if c.id == conv:
+            continue
+        n += 1
+        if c.title.startswith("i"):
+            k = int(c.title[1:])
+            assert store.path(c.id) == import_history_of(f"crash {k}", IMPORT_TURNS)
+        else:
+            dump = _dump_of(c.title)
+            assert store.path(c.id) == [m["payload"] for m in dump["messages"][:13]]
+            assert len(store.branches(c.id)) == 2
+            assert [cp.label for cp in store.checkpoints(c.id)] == ["mid"]
+    return n
 
 
 @pytest.mark.slow
@@ -57,9 +125,15 @@ def test_sigkill_leaves_last_complete_turn(backend, tmp_path, request):
     ctx = multiprocessing.get_context("fork")
     turns = 0
     grew = 0
+    imported = 0
+    progress = tmp_path / "progress.log"
+    interrupted: Counter[str] = Counter()
     for _ in range(KILLS):
         ready = ctx.Event()
-        proc = ctx.Process(target=_write_forever, args=(url, conv, ready), daemon=True)
+        progress.write_text("")
+        proc = ctx.Process(
+            target=_write_forever, args=(url, conv, ready, str(progress)), daemon=True
+        )
         proc.start()
         try:
             assert ready.wait(timeout=60), "writer never started"
@@ -68,11 +142,19 @@ def test_sigkill_leaves_last_complete_turn(backend, tmp_path, request):
             os.kill(proc.pid, signal.SIGKILL)
             proc.join()
         assert proc.exitcode == -signal.SIGKILL
+        steps = progress.read_text().split()
+        interrupted[steps[-1] if steps else "commit_turn"] += 1
         with open_store(url) as store:
             assert store.check() == []  # includes PRAGMA integrity_check on SQLite
             now = _assert_whole_turns(store, conv)
+            _assert_whole_compactions(store, conv)
+            imported = _assert_whole_imports(store, conv)
         assert now >= turns
         grew += now > turns
         turns = now
     assert grew == KILLS  # the writer made progress before every kill
     assert turns >= KILLS
+    request.node.user_properties.append(("imported_conversations", imported))
+    # what the kills interrupted (in flight, or just finished): shown with -s
+    print(f"\n{backend}: {KILLS} kills interrupted {dict(interrupted)}; {turns} turns, "
+          f"{imported} imported conversations, each whole")  # fmt: skip
