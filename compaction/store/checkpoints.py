@@ -147,7 +147,10 @@ def list_rewinds(ctx: Ctx, conversation: str) -> list[Rewind]:
             (conversation,),
         )
     # digests are stored as JSON strings (schema v4): any text, NUL included, on both backends
-    return [Rewind(*r[:5], json.loads(r[5]), tuple(json.loads(r[6])), r[7]) for r in rows]
+    return [
+        Rewind(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), tuple(json.loads(r[6])), r[7])
+        for r in rows
+    ]
 
 
 def default_digest(label: str, abandoned: Sequence[StoredMessage], fmt: str | None) -> str:

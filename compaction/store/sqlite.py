@@ -32,7 +32,7 @@ from glyphfold.errors import CorruptStoreError, LockTimeoutError, StoreError
 
 _BUSY_TIMEOUT_MS = 5
 # primary result codes (sqlite3 exceptions carry the extended code)
-_BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB = 5, 6, 8, 11, 14, 26
+_BUSY, _LOCKED, _READONLY, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 6, 8, 11, 13, 14, 26
 
 
 class _SQLiteTx(Tx):
@@ -72,6 +72,9 @@ def translate(exc: sqlite3.Error, where: str) -> StoreError:
         return StoreError(msg)
     if code == _READONLY:
         msg = f"{where} is read-only ({text}); nothing was modified"
+        return StoreError(msg)
+    if code == _FULL:
+        msg = f"{where}: the disk is full ({text}); nothing of this write was kept — free space"
         return StoreError(msg)
     if code in (_BUSY, _LOCKED):
         msg = f"{where} stayed locked by another writer ({text}); retry, or raise lock_timeout_s"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
+import json
 import os
 import sqlite3
 import struct
@@ -14,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from glyphfold.compaction.store import canon, open_backend, schema
 
 
 def raw(url: str) -> Any:
@@ -130,9 +133,7 @@ def read_only_dir(folder: Path) -> Iterator[Path]:
         bind = subprocess.run(["mount", "--bind", str(folder), str(view)], capture_output=True)
         if bind.returncode == 0:
             mounted = True
-            ro = subprocess.run(
-                ["mount", "-o", "remount,bind,ro", str(view)], capture_output=True
-            )
+            ro = subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], capture_output=True)
             if ro.returncode != 0:
                 subprocess.run(["umount", str(view)], check=False)
                 pytest.skip("cannot remount read-only here")
@@ -152,3 +153,89 @@ def read_only_dir(folder: Path) -> Iterator[Path]:
         else:
             for p in [folder, *folder.iterdir()]:
                 p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size: str = "1m") -> Iterator[Path]:
+    """A tiny filesystem mounted at ``folder`` (root only; skips elsewhere)."""
+    folder.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small filesystem needs root")
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True
+    )
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+# schema version 3 as first shipped: its index held the tool-id lists
+_ORIGINAL_V3 = (
+    """CREATE INDEX messages_walk ON messages (conversation_id, id, parent_id, depth,
+        role, turn_start, ends_turn, tokens, tool_call_ids, tool_result_ids)""",
+    "DROP INDEX messages_conversation",
+)
+OLD_TEXT = 'quotes " and \\ backslash, newline\n, ü, 漢字'
+
+
+def old_store(url: str, version: int, *turns: list[dict]) -> tuple[str, list[int]]:
+    """A store exactly as schema ``version`` (2, or 3 as first shipped) left it, holding
+    ``turns`` in one conversation, a rewind digest and a snapshot source stored as the
+    raw text they used."""
+    backend = open_backend(url)
+    try:
+        with backend.write(schema_lock=True) as tx:
+            for migration in schema.MIGRATIONS[:2]:
+                schema.apply(tx.run, migration, backend.dialect)
+            if version == 3:
+                for statement in _ORIGINAL_V3:
+                    tx.run(statement)
+            tx.run(
+                "INSERT INTO glyphfold_meta (key, value) VALUES (?, ?)",
+                ("schema_version", str(version)),
+            )
+            ids = raw_turns(tx, "old", [m for t in turns for m in t], [len(t) for t in turns])
+            tx.run(
+                "INSERT INTO rewinds (conversation_id, label, from_tip, to_message, digest, "
+                "abandoned_ids, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                ("old", "cp", ids[-1], ids[-1], OLD_TEXT, "[]", 1.0),
+            )
+            cid = tx.insert(
+                "INSERT INTO compactions (conversation_id, tip_id, ledger, "
+                "dropped_checkpoints, created_at) VALUES (?, ?, ?, ?, ?)",
+                ("old", ids[-1], "[]", "[]", 1.0),
+            )
+            tx.run(
+                "INSERT INTO compaction_sources (compaction_id, idx, source_text) VALUES (?, ?, ?)",
+                (cid, 0, OLD_TEXT),
+            )
+    finally:
+        backend.close()
+    return "old", ids
+
+
+def raw_turns(tx, conv: str, messages: list[dict], sizes: list[int]) -> list[int]:
+    """Insert a conversation of whole turns (``sizes``: messages per turn) as SQL would."""
+    tx.run(
+        "INSERT INTO conversations (id, title, format, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (conv, "old", "openai", 1.0, 1.0),
+    )
+    ends = set(itertools.accumulate(sizes))
+    parent, ids = None, []
+    canons = canon.canon_messages(messages, format="openai")
+    for depth, (m, c) in enumerate(zip(messages, canons, strict=True)):
+        parent = tx.insert(
+            "INSERT INTO messages (conversation_id, parent_id, depth, role, turn_start, "
+            "ends_turn, tool_call_ids, tool_result_ids, tokens, payload, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (conv, parent, depth, c.role, int(c.turn_start), int(depth + 1 in ends),
+             json.dumps(list(c.tool_call_ids)), json.dumps(list(c.tool_result_ids)),
+             c.tokens, json.dumps(m), 1.0),
+        )  # fmt: skip
+        ids.append(parent)
+    tx.run("UPDATE conversations SET tip_id = ? WHERE id = ?", (parent, conv))
+    return ids

@@ -9,12 +9,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import shutil
 import signal
 import time
 from collections import Counter
 
 import pytest
-from glyphfold.compaction.store import open_store
+from faults import OLD_TEXT, old_store
+from glyphfold.compaction.store import open_backend, open_store
 from writer import crash_turn, import_history_of
 
 KILLS = 30
@@ -158,3 +160,98 @@ def test_sigkill_leaves_last_complete_turn(backend, tmp_path, request):
     # what the kills interrupted (in flight, or just finished): shown with -s
     print(f"\n{backend}: {KILLS} kills interrupted {dict(interrupted)}; {turns} turns, "
           f"{imported} imported conversations, each whole")  # fmt: skip
+
+
+UPGRADE_KILLS = 8
+
+
+def _upgrade(url: str, opening) -> None:
+    """Open (and so upgrade) the store, then exit (runs in the forked child)."""
+    opening.set()
+    open_store(url).close()
+    os._exit(0)
+
+
+def _v2_copies(backend: str, tmp_path, request):
+    """(url of a fresh copy of one v2 store holding 3,000 messages) -> callable per round."""
+    turns = [crash_turn(k) for k in range(750)]
+    if backend == "sqlite":
+        template = tmp_path / "v2.db"
+        old_store(f"sqlite:///{template}", 2, *turns)
+
+        def fresh(i: int) -> str:
+            copy = tmp_path / f"round{i}.db"
+            shutil.copy(template, copy)
+            return f"sqlite:///{copy}"
+
+        return fresh
+    import psycopg
+
+    template_url = request.getfixturevalue("pg_url")
+    old_store(template_url, 2, *turns)
+    admin = request.getfixturevalue("pg_admin_url")
+    template = template_url.rsplit("/", 1)[1]
+    made: list[str] = []
+
+    def fresh_pg(i: int) -> str:
+        name = f"{template}_r{i}"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        made.append(name)
+        return template_url.rsplit("/", 1)[0] + "/" + name
+
+    def drop() -> None:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            for name in made:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    request.addfinalizer(drop)
+    return fresh_pg
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_sigkill_during_upgrade_leaves_old_or_new_schema(backend, tmp_path, request):
+    """SIGKILL while a v2 store (3,000 messages) is upgraded to v4: the store is v2 as it
+    was or v4 complete, never in between; it opens, and everything is still there."""
+    fresh = _v2_copies(backend, tmp_path, request)
+    timing = fresh(0)
+    start = time.monotonic()
+    open_store(timing).close()
+    upgrade_s = time.monotonic() - start  # how long an upgrade takes here: kill within it
+    rng = random.Random(99)
+    ctx = multiprocessing.get_context("fork")
+    found: Counter[int] = Counter()
+    for i in range(1, UPGRADE_KILLS + 1):
+        url = fresh(i)
+        opening = ctx.Event()
+        proc = ctx.Process(target=_upgrade, args=(url, opening), daemon=True)
+        proc.start()
+        assert opening.wait(timeout=60)
+        time.sleep(rng.uniform(0.0, upgrade_s))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join()
+        backend_ = open_backend(url)
+        try:
+            with backend_.read() as tx:
+                (version,) = tx.one("SELECT value FROM glyphfold_meta WHERE key = ?",
+                                    ("schema_version",))  # fmt: skip
+                found[int(version)] += 1
+                if int(version) == 2:  # untouched: no index of v3/v4
+                    sql = (
+                        "SELECT name FROM sqlite_master WHERE type = 'index'"
+                        if backend == "sqlite"
+                        else "SELECT indexname FROM pg_indexes"
+                    )
+                    names = {r[0] for r in tx.all(sql)}
+                    assert "messages_conversation" in names and "messages_path" not in names
+        finally:
+            backend_.close()
+        with open_store(url) as store:
+            assert store.schema_version() == 4
+            assert store.check() == []
+            assert len(store.path("old")) == 3000
+            assert store.compactions("old")[0].snapshot_sources == (OLD_TEXT,)
+    assert set(found) <= {2, 4}
+    print(f"\n{backend}: upgrade takes {upgrade_s * 1000:.0f} ms; {UPGRADE_KILLS} kills left "
+          f"schema versions {dict(found)}")  # fmt: skip

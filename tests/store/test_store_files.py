@@ -11,15 +11,18 @@ import sqlite3
 
 import pytest
 from faults import (
+    OLD_TEXT,
     damage_page,
     digest,
     execute,
     incompressible_ids,
     leftmost_leaf,
+    old_store,
     read_only_dir,
+    small_disk,
     wide_turn,
 )
-from glyphfold.compaction.store import canon, open_backend, open_store, schema
+from glyphfold.compaction.store import open_store, schema
 from histories import openai_turn
 
 from glyphfold import cli
@@ -136,6 +139,28 @@ def test_read_only_postgresql_store_alike(pg_url, pg_admin_url):
             store.import_history(openai_turn(2))
 
 
+def test_full_disk_keeps_whole_turns(tmp_path):
+    """The disk fills up mid-conversation: one line, the turn that did not fit is not
+    there, every earlier turn is, and the store stays sound for reading."""
+    with small_disk(tmp_path / "small") as disk:
+        url = f"sqlite:///{disk / 'store.db'}"
+        with open_store(url) as store:
+            conv = store.create_conversation()
+            committed = 0
+            with pytest.raises(StoreError, match="disk is full") as info:
+                for n in range(10_000):
+                    store.commit_turn(conv, openai_turn(n, tools=3))
+                    committed += 1
+            assert "\n" not in str(info.value) and committed > 5
+            with pytest.raises(StoreError, match="disk is full"):
+                store.import_history([m for n in range(50) for m in openai_turn(n, tools=3)])
+        with open_store(url) as store:
+            whole = [m for n in range(committed) for m in openai_turn(n, tools=3)]
+            assert store.path(conv) == whole
+            assert len(store.conversations()) == 1
+            assert store.check() == []
+
+
 # -- a newer schema is refused untouched ----------------------------------------------------
 
 
@@ -160,74 +185,6 @@ def test_newer_schema_store_is_not_switched_to_wal(tmp_path):
 
 # -- upgrades of stores that old versions wrote ---------------------------------------------
 
-# schema version 3 as first shipped: its index held the tool-id lists
-_ORIGINAL_V3 = (
-    """CREATE INDEX messages_walk ON messages (conversation_id, id, parent_id, depth,
-        role, turn_start, ends_turn, tokens, tool_call_ids, tool_result_ids)""",
-    "DROP INDEX messages_conversation",
-)
-_TEXT = 'quotes " and \\ backslash, newline\n, ü, 漢字'
-
-
-def _old_store(url: str, version: int, turn: list[dict]) -> tuple[str, list[int]]:
-    """A store exactly as schema ``version`` (2, or 3 as first shipped) left it, holding
-    ``turn``, a rewind digest and a snapshot source stored as the raw text they used."""
-    backend = open_backend(url)
-    try:
-        with backend.write(schema_lock=True) as tx:
-            for migration in schema.MIGRATIONS[:2]:
-                schema.apply(tx.run, migration, backend.dialect)
-            if version == 3:
-                for statement in _ORIGINAL_V3:
-                    tx.run(statement)
-            tx.run(
-                "INSERT INTO glyphfold_meta (key, value) VALUES (?, ?)",
-                ("schema_version", str(version)),
-            )
-            ids = _raw_turn(tx, "old", turn)
-            tx.run(
-                "INSERT INTO rewinds (conversation_id, label, from_tip, to_message, digest, "
-                "abandoned_ids, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                ("old", "cp", ids[-1], ids[-1], _TEXT, "[]", 1.0),
-            )
-            cid = tx.insert(
-                "INSERT INTO compactions (conversation_id, tip_id, ledger, "
-                "dropped_checkpoints, created_at) VALUES (?, ?, ?, ?, ?)",
-                ("old", ids[-1], "[]", "[]", 1.0),
-            )
-            tx.run(
-                "INSERT INTO compaction_sources (compaction_id, idx, source_text) "
-                "VALUES (?, ?, ?)",
-                (cid, 0, _TEXT),
-            )
-    finally:
-        backend.close()
-    return "old", ids
-
-
-def _raw_turn(tx, conv: str, turn: list[dict]) -> list[int]:
-    tx.run(
-        "INSERT INTO conversations (id, title, format, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?)",
-        (conv, "old", "openai", 1.0, 1.0),
-    )
-    parent, ids = None, []
-    for depth, (m, c) in enumerate(
-        zip(turn, canon.canon_messages(turn, format="openai"), strict=True)
-    ):
-        parent = tx.insert(
-            "INSERT INTO messages (conversation_id, parent_id, depth, role, turn_start, "
-            "ends_turn, tool_call_ids, tool_result_ids, tokens, payload, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (conv, parent, depth, c.role, int(c.turn_start), int(depth == len(turn) - 1),
-             json.dumps(list(c.tool_call_ids)), json.dumps(list(c.tool_result_ids)),
-             c.tokens, json.dumps(m), 1.0),
-        )  # fmt: skip
-        ids.append(parent)
-    tx.run("UPDATE conversations SET tip_id = ? WHERE id = ?", (parent, conv))
-    return ids
-
-
 def _cases(url: str) -> list[tuple[int, list[dict]]]:
     wide = wide_turn(incompressible_ids(80))
     if url.startswith("sqlite"):
@@ -241,12 +198,12 @@ def test_old_store_holding_a_wide_message_is_upgraded(store_url, case):
     """v2 (and v3 as first shipped) stores upgrade to v4: the wide message stays readable,
     the old index is gone, digests and sources read back as they were written."""
     version, turn = _cases(store_url)[case]
-    conv, _ = _old_store(store_url, version, turn)
+    conv, _ = old_store(store_url, version, turn)
     with open_store(store_url) as store:
         assert store.schema_version() == schema.SCHEMA_VERSION == 4
         assert store.path(conv) == turn
-        assert store.rewinds(conv)[0].digest == _TEXT
-        assert store.compactions(conv)[0].snapshot_sources == (_TEXT,)
+        assert store.rewinds(conv)[0].digest == OLD_TEXT
+        assert store.compactions(conv)[0].snapshot_sources == (OLD_TEXT,)
         store.commit_turn(conv, wide_turn(incompressible_ids(90)))
         assert store.check() == []
         with store._backend.read() as tx:

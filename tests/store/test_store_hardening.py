@@ -87,6 +87,29 @@ def test_no_index_holds_unbounded_user_data(store):
     assert {i: c & unbounded for i, c in indexed.items() if c & unbounded} == {}
 
 
+# -- hostile strings are data -----------------------------------------------------------
+
+HOSTILE = "x'); DROP TABLE messages; -- \" ' % _ \\ ? %s $1 ;"
+
+
+def test_hostile_strings_are_only_data(store):
+    """SQL in titles, labels, ids, ledgers and message text is stored as text, never run."""
+    conv = store.create_conversation(title=HOSTILE)
+    turn = [{"role": "user", "content": HOSTILE}, {"role": "assistant", "content": HOSTILE}]
+    ids = store.commit_turn(conv, turn)
+    store.checkpoint(conv, HOSTILE)
+    store.record_compaction(conv, {HOSTILE: HOSTILE}, [HOSTILE], ids[:1])
+    store.commit_turn(conv, openai_turn(1))
+    assert store.rewind(conv, HOSTILE, digest=HOSTILE).digest == HOSTILE
+    for prefix in (HOSTILE, "%", "_", "\\"):
+        with pytest.raises(NotFoundError):
+            store.resolve(prefix)
+    assert store.conversation(conv).title == HOSTILE
+    assert store.path(conv) == turn
+    assert store.compactions(conv)[0].ledger == {HOSTILE: HOSTILE}
+    assert store.check() == []
+
+
 # -- NUL characters -----------------------------------------------------------------
 
 

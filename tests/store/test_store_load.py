@@ -46,6 +46,7 @@ def test_parallel_writers_lose_and_duplicate_nothing(backend, tmp_path, request)
         assert out.startswith(b"conflicts ")
     conflicts = sum(int(out.split()[1]) for out, _ in outputs)
     request.node.user_properties.append(("conflicts_retried", conflicts))
+    print(f"\n{backend}: {WORKERS} writers x {TURNS} turns, {conflicts} conflicts retried")
     markers: Counter[str] = Counter()
     with open_store(url) as store:
         assert store.check() == []
