@@ -394,3 +394,21 @@ def test_legibility_command_without_the_ocr_extra(monkeypatch, capsys):
     assert cli.main(["legibility", "--part", "english", "--engine", "rapidocr"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "glyphfold[ocr]" in err and "Traceback" not in err
+
+
+def test_density_of_snapshot_pages_on_a_session():
+    """Density report: chars per image token and tokens saved, from a real compaction."""
+    from glyphfold.compaction.history.tokens import BpeCounter
+    from glyphfold.legibility import density as D
+    from glyphfold.samples.demo_session import demo_session
+
+    history = demo_session(target_tokens=30_000, sources=("stdlib",))
+    counter = BpeCounter("o200k_base")
+    row = D.measure_profile([("demo", history)], profile="anthropic", engine=None, counter=counter)
+    assert row.sessions == 1 and row.pages >= 1 and row.ocr_pages == 0 and row.cer is None
+    assert row.image_tokens > 0 and row.tokens_saved > 0
+    assert 1 < row.chars_per_image_token < 13  # at most a full dense grid
+    assert row.text_tokens_of_middle > 0
+    assert "| anthropic | 1 |" in D.format_table([row])
+    # the transcript is what the snapshot images: role marks included
+    assert D.transcript_of(history).count("\ue05b\ue075\ue073\ue065\ue072\ue05d") >= 1
