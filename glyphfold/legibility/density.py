@@ -5,8 +5,11 @@ the tightest of ``BUDGET_FRACTIONS`` of its size that it reaches (so as much of
 the middle as can be is imaged; histories it cannot shrink are left out); then:
 
 - ``chars_per_image_token``: transcript characters the pages show per image token;
-- ``tokens_saved``: history tokens before minus after (exact o200k_base counts for
-  text, the profile's price for images), i.e. versus leaving the middle as text;
+- saved versus text: the imaged transcript as text (exact o200k_base count) minus
+  the pages' image tokens;
+- ``tokens_saved``: history tokens before minus after (o200k_base for text, the
+  profile's price for images): it also counts the middle's own images and the
+  transcript's caps on long tool results;
 - legibility of those same pages: whole-page OCR of a sample of pages against the
   transcript span each page shows (CER and the exact rate of the identifiers in it).
 
@@ -186,15 +189,18 @@ def format_table(rows: Sequence[ProfileDensity]) -> str:
     """A markdown table, one row per profile."""
     out = [
         "| profile | sessions | pages | chars/image token | image tokens | middle as text "
-        "(o200k) | tokens saved | OCR pages | CER | ids exact |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "(o200k) | saved vs text | history tokens saved | OCR pages | CER | ids exact |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         cer_s = "-" if r.cer is None else f"{r.cer:.2%}"
         ids = f"{r.ids_matched}/{r.ids_total}" if r.ids_total else "-"
+        vs_text = r.text_tokens_of_middle - r.image_tokens
+        share = f" ({vs_text / r.text_tokens_of_middle:.0%})" if r.text_tokens_of_middle else ""
         out.append(
             f"| {r.profile} | {r.sessions} | {r.pages:,} | {r.chars_per_image_token:.2f} | "
-            f"{r.image_tokens:,} | {r.text_tokens_of_middle:,} | {r.tokens_saved:,} | "
+            f"{r.image_tokens:,} | {r.text_tokens_of_middle:,} | {vs_text:,}{share} | "
+            f"{r.tokens_saved:,} | "
             f"{r.ocr_pages} | {cer_s} | {ids} |"
         )
     return "\n".join(out)
