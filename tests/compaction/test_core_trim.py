@@ -8,6 +8,7 @@ import logging
 import pytest
 from core_histories import render, simple_plan, snapshot, wire_histories, wire_messages
 from glyphfold.compaction.history.events import EventBus, HistoryTrimmed
+from glyphfold.compaction.history.markers import BREADCRUMB, marker_kind
 from glyphfold.compaction.history.messages import History, Text, to_canonical
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.trim import (
@@ -32,16 +33,8 @@ FMTS = ["openai", "anthropic", "anthropic-list"]
 
 
 def _strip_crumbs(h: History) -> list:
-    """Messages without breadcrumb blocks/messages, for verbatim comparisons."""
-    out = []
-    for m in h.messages:
-        blocks = tuple(
-            b for b in m.blocks if not (isinstance(b, Text) and is_breadcrumb_text(b.text))
-        )
-        if not blocks and m.blocks:
-            continue
-        out.append(dataclasses.replace(m, blocks=blocks) if blocks != m.blocks else m)
-    return out
+    """Messages without the breadcrumb messages (and their acknowledgements)."""
+    return [m for m in h.messages if marker_kind(m) is None]
 
 
 def _crumbs(h: History) -> list[str]:
@@ -120,8 +113,13 @@ def test_breadcrumb_and_event(fmt):
         assert oh.messages[seg.leading_end - 1].role == "system"
         assert oh.messages[seg.leading_end - 1].text == ev.breadcrumb
         assert wire_messages(out)[0] is wire_messages(wire)[0]
-    else:  # first text block of the first kept (real) user message
-        assert oh.messages[seg.turns[0].start].blocks[0].text == ev.breadcrumb
+    else:  # a user-side message of its own before the kept part, then an acknowledgement
+        crumb, ack = oh.messages[:2]
+        assert (crumb.role, crumb.text, marker_kind(crumb)) == ("user", ev.breadcrumb, BREADCRUMB)
+        assert (ack.role, marker_kind(ack)) == ("assistant", BREADCRUMB)
+        assert seg.leading_end == 2
+        # the kept turn is verbatim: the breadcrumb is never written into it
+        assert wire_messages(out)[2] is wire_messages(wire)[len(wire_messages(wire)) - 16]
         if fmt == "anthropic":
             assert out["system"] == wire["system"] and out["model"] == wire["model"]
     # untouched kept messages are the very same dicts
@@ -277,11 +275,9 @@ def test_trim_properties(case, limit):
     assert seen == [ev]
     # leading messages kept (the Anthropic system prompt too)
     assert h_out.system == h_in.system
-    kept_leading = [
-        m for m in h_out.messages[: seg_out.leading_end] if not _crumbs(History(h_out.format, (m,)))
-    ]
+    kept_leading = [m for m in h_out.messages[: seg_out.leading_end] if marker_kind(m) is None]
     assert kept_leading == list(h_in.messages[: seg_in.leading_end])
-    # newest turn verbatim (Anthropic may carry the breadcrumb as an extra first block)
+    # newest turn verbatim
     newest_in = list(h_in.messages[seg_in.newest.start :])
     assert _strip_crumbs(h_out)[-len(newest_in) :] == newest_in
     # every dropped message counted, in whole turns
