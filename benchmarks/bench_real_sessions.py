@@ -40,7 +40,10 @@ def default_dirs() -> list[Path]:
     env = os.environ.get("GLYPHFOLD_REALDATA")
     if env:
         return [Path(env)]
-    return [Path(__file__).resolve().parents[2] / "shared" / "realdata", Path("/work/shared/realdata")]
+    return [
+        Path(__file__).resolve().parents[2] / "shared" / "realdata",
+        Path("/work/shared/realdata"),
+    ]
 
 
 def load_sessions(dirs: list[Path]) -> list[tuple[str, Any]]:
@@ -186,8 +189,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_totals(rows: list[Any], pc: int) -> None:
     print(f"\npage cost {pc:,} tokens; {len(rows)} histories")
-    print("| format | call | calls | raised (floor fits) | raised (floor over) | invalid "
-          "| not verbatim | over budget | waste | median ms | max ms |")
+    print(
+        "| format | call | calls | raised (floor fits) | raised (floor over) | invalid "
+        "| not verbatim | over budget | waste | median ms | max ms |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for fmt_name in ("openai", "anthropic", "all"):
         for c in (*CALLS, "all"):

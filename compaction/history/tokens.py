@@ -60,8 +60,8 @@ from glyphfold.errors import InputError, TokenizerUnavailableError
 __all__ = [
     "BPE_ENCODINGS",
     "CHARS_PER_TOKEN",
-    "FRAMING_TOKENS",
     "DEFAULT_IMAGE_POLICY",
+    "FRAMING_TOKENS",
     "IMAGE_POLICIES",
     "BpeCounter",
     "HeuristicCounter",

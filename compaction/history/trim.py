@@ -22,6 +22,7 @@ when nothing needs trimming the input object itself is returned (SPEC §2.5).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -167,7 +168,7 @@ def drop_spans(h: History, spans: Sequence[Span]) -> Dropped:
     """
     msgs = h.messages
     wide = _widen(msgs, spans)
-    for x, y in zip(wide, wide[1:], strict=False):
+    for x, y in itertools.pairwise(wide):
         if y.start < x.end:
             msg = f"trim spans overlap: {x} and {y}"
             raise InputError(msg)
@@ -195,9 +196,7 @@ def drop_spans(h: History, spans: Sequence[Span]) -> Dropped:
         if crumb.role == "system":
             out.append(crumb)
         else:
-            append_user_side(
-                out, crumb, nxt, ack_text=BREADCRUMB_ACK_TEXT, ack_kind=BREADCRUMB
-            )
+            append_user_side(out, crumb, nxt, ack_text=BREADCRUMB_ACK_TEXT, ack_kind=BREADCRUMB)
         pos = sp.end
     out.extend(msgs[pos:])
     return Dropped(h.replace_messages(out), tuple(gone), tuple(crumbs), wide[0].start, wide[-1].end)

@@ -55,6 +55,7 @@ __all__ = [
     "sweep_orphans",
 ]
 
+
 def is_turn_start(message: Message) -> bool:
     """True for a *real* user message, i.e. one that starts a turn (SPEC §1).
 

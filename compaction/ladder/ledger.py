@@ -4,8 +4,8 @@ Nothing leaves a history without a record. One :class:`LedgerEntry` per rung
 that acted; each names the messages it touched (by index in the rung's input
 and, when they have one, by id), the characters and tokens that left, where
 they went (``stub``, ``placeholder``, ``cleared``, ``snapshot``, ``summary``,
-``dropped``, ``trimmed``) and the tokens saved. Entries are plain frozen data so they serialise to JSON
-and compare equal across runs (the ladder is deterministic).
+``dropped``, ``trimmed``) and the tokens saved. Entries are plain frozen data so
+they serialise to JSON and compare equal across runs (the ladder is deterministic).
 """
 
 from __future__ import annotations

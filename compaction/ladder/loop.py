@@ -33,8 +33,15 @@ from glyphfold.render.profiles import Profile, get_profile
 
 from glyphfold.errors import ContextOverflowError, InputError
 
-__all__ = ["LadderRun", "Pricing", "counters", "minimal_tokens", "resolve_pins", "run_ladder",
-           "tail_messages"]
+__all__ = [
+    "LadderRun",
+    "Pricing",
+    "counters",
+    "minimal_tokens",
+    "resolve_pins",
+    "run_ladder",
+    "tail_messages",
+]
 
 DEFAULT_TAIL_TOKENS = 8_000
 
@@ -300,7 +307,9 @@ def run_ladder(
     if not run.dry_run:
         for ev in run.extra_events:
             publish(ev, run.bus)
-    tail = tail_messages(h, price, target=run.target, tail_tokens=run.tail_tokens) if h.messages else 1
+    tail = (
+        tail_messages(h, price, target=run.target, tail_tokens=run.tail_tokens) if h.messages else 1
+    )
     for rung in run.rungs:
         if state.tokens <= run.target:
             break

@@ -9,12 +9,11 @@ Deterministic: no randomness, content derived from the step number.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
-from typing import Any
-
-import base64
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from glyphfold.compaction.history.messages import (
@@ -133,9 +132,10 @@ def long_turn(fmt: str, steps: int = 12, lines: int = 100) -> Any:
     """SPEC §1's usual agent run: one request, ``steps`` failing test runs, then a reply."""
     b = Builder(fmt).user("Make the test suite pass.")
     for k in range(steps):
-        b.step(f"Fixing attempt {k}: editing module_{k}.py and rerunning.", [
-            ("run_tests", {"cmd": "pytest -x"}, traceback(k, lines), False)
-        ])
+        b.step(
+            f"Fixing attempt {k}: editing module_{k}.py and rerunning.",
+            [("run_tests", {"cmd": "pytest -x"}, traceback(k, lines), False)],
+        )
     return b.assistant("The suite is still failing; the last traceback is above.").wire()
 
 
@@ -143,11 +143,14 @@ def parallel_calls(fmt: str, steps: int = 8) -> Any:
     """Each step reads three files at once (parallel calls, one results message)."""
     b = Builder(fmt).user("Audit the package and list every unused import.")
     for k in range(steps):
-        b.step(f"Reading three files of batch {k}.", [
-            ("read_file", {"path": f"src/a_{k}.py"}, listing(k), False),
-            ("read_file", {"path": f"src/b_{k}.py"}, listing(k + 100), False),
-            ("grep", {"pattern": "import"}, traceback(k, 80), False),
-        ])
+        b.step(
+            f"Reading three files of batch {k}.",
+            [
+                ("read_file", {"path": f"src/a_{k}.py"}, listing(k), False),
+                ("read_file", {"path": f"src/b_{k}.py"}, listing(k + 100), False),
+                ("grep", {"pattern": "import"}, traceback(k, 80), False),
+            ],
+        )
     return b.assistant("Found 14 unused imports; details above.").wire()
 
 
@@ -158,9 +161,18 @@ def thinking_turns(fmt: str, turns: int = 4, steps: int = 3) -> Any:
         if t:
             b.user(f"Now do part {t} of the migration.")
         for k in range(steps):
-            b.step(f"Part {t} step {k}.", [
-                ("run", {"cmd": f"migrate --part {t} --step {k}"}, listing(t * 10 + k, 60), False)
-            ], thinking="I should check the schema first. " * 60)
+            b.step(
+                f"Part {t} step {k}.",
+                [
+                    (
+                        "run",
+                        {"cmd": f"migrate --part {t} --step {k}"},
+                        listing(t * 10 + k, 60),
+                        False,
+                    )
+                ],
+                thinking="I should check the schema first. " * 60,
+            )
         b.assistant(f"Part {t} done.", thinking="Summarise the part. " * 40)
     return b.wire()
 
@@ -169,10 +181,17 @@ def screenshots_in_turn(fmt: str, steps: int = 8) -> Any:
     """A browser agent: every step takes a screenshot (images inside one turn)."""
     b = Builder(fmt).user("Book the cheapest flight to Lisbon on the site.")
     for k in range(steps):
-        b.step(f"Clicking control {k}.", [
-            ("browser_screenshot", {"click": f"#btn-{k}"},
-             (Text(f"clicked #btn-{k}; page title: Flights ({k})"), screenshot()), False)
-        ])
+        b.step(
+            f"Clicking control {k}.",
+            [
+                (
+                    "browser_screenshot",
+                    {"click": f"#btn-{k}"},
+                    (Text(f"clicked #btn-{k}; page title: Flights ({k})"), screenshot()),
+                    False,
+                )
+            ],
+        )
     return b.assistant("Booked: TP1351, 89 EUR.").wire()
 
 
@@ -180,12 +199,20 @@ def write_file_loop(fmt: str, calls: int = 10, chars: int = 9_000) -> Any:
     """An agent writing files: the bodies are in the call arguments, results are short."""
     b = Builder(fmt).user("Generate the ten report modules.")
     for k in range(calls):
-        body = "\n".join(f"def report_{k}_{j}(rows):\n    return sum(rows) * {j}" for j in range(
-            chars // 45))
-        b.step(f"Writing report_{k}.py.", [
-            ("write_file", {"path": f"reports/report_{k}.py", "content": body},
-             f"wrote {len(body)} bytes to reports/report_{k}.py", False)
-        ])
+        body = "\n".join(
+            f"def report_{k}_{j}(rows):\n    return sum(rows) * {j}" for j in range(chars // 45)
+        )
+        b.step(
+            f"Writing report_{k}.py.",
+            [
+                (
+                    "write_file",
+                    {"path": f"reports/report_{k}.py", "content": body},
+                    f"wrote {len(body)} bytes to reports/report_{k}.py",
+                    False,
+                )
+            ],
+        )
     return b.assistant("All ten modules are written.").wire()
 
 

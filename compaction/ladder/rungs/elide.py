@@ -22,11 +22,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from glyphfold.compaction.history.markers import is_marker
-from glyphfold.compaction.history.messages import History, Image, Message, Text, ToolCall, ToolResult
+from glyphfold.compaction.history.messages import (
+    History,
+    Image,
+    Message,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from glyphfold.compaction.history.provider_blocks import is_thinking_block, thinking_chars
 from glyphfold.compaction.history.steps import Regions
 from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
@@ -73,35 +81,34 @@ class Elide:
         self.config = config or ElideConfig()
 
     def apply(self, history: History, ctx: RungContext) -> RungOutcome:
-        reg = regions(history, ctx)
-        changes = self._changes(history, reg, ctx)
         need = ctx.need(history)
         shake = ctx.target_tokens <= 0  # /shake: clear everything the rules allow
-        total = sum(c.saving for c in changes)
-        if not changes or (not shake and (need <= 0 or total < ctx.min_saving_tokens)):
+        if need <= 0 and not shake:
             return RungOutcome(history, None)
         messages = list(history.messages)
         removed: list[Removed] = []
         before = ctx.tokens_of(history)
         saved = 0
-        for c in changes:  # oldest first, and no further than the target needs
+        out = history
+        for c in self._changes(history, regions(history, ctx), ctx):  # oldest first
             messages[c.index] = c.message
             removed.extend(c.rows)
             saved += c.saving
             if shake or saved < need:
                 continue
             out = history.replace_messages(messages)
-            after = ctx.count(out)
-            if after <= before - need:
-                break
-            saved = before - after  # the per-message estimates were short: go on
-        else:
+            if ctx.count(out) <= before - need:
+                break  # no further than the target needs
+            saved = before - ctx.count(out)  # the per-message estimates were short: go on
+        if not removed or (not shake and saved < ctx.min_saving_tokens):
+            return RungOutcome(history, None)  # a small saving is not worth the cache
+        if out.messages != tuple(messages):
             out = history.replace_messages(messages)
-            after = ctx.count(out)
-        entry = LedgerEntry(self.name, before, after, tuple(removed))
+        entry = LedgerEntry(self.name, before, ctx.count(out), tuple(removed))
         return RungOutcome(out, entry)
 
-    def _changes(self, history: History, reg: Regions, ctx: RungContext) -> list[_Change]:
+    def _changes(self, history: History, reg: Regions, ctx: RungContext) -> Iterator[_Change]:
+        """The messages the rung may rewrite, oldest first (computed as they are asked for)."""
         msgs = history.messages
         names = tool_names(history)
         ranks = self._result_ranks(history)
@@ -109,7 +116,6 @@ class Elide:
         skip = {i for s in reg.middle_steps if s.start in kept for i in s.indices}
         earlier = reg.newest_user if reg.newest_user is not None else 0
         costs = ctx.message_costs(history)
-        out: list[_Change] = []
         for i in reg.middle:
             m = msgs[i]
             if i in skip or is_marker(m) or ctx.is_pinned(m):
@@ -118,8 +124,7 @@ class Elide:
                 i, m, names, ranks, clear_thinking=i < earlier, cost=costs[i], ctx=ctx
             )
             if change is not None:
-                out.append(change)
-        return out
+                yield change
 
     @staticmethod
     def _result_ranks(history: History) -> dict[tuple[int, int], int]:
@@ -152,23 +157,53 @@ class Elide:
             if isinstance(b, ToolResult):
                 new = self._result(b, names.get(b.call_id), ranks[(i, j)])
                 if new is not b:
-                    rows.append(Removed(i, "stub", len(result_text(b)), 0, id=b.call_id,
-                                        role=m.role, detail=result_text(new)))
+                    rows.append(
+                        Removed(
+                            i,
+                            "stub",
+                            len(result_text(b)),
+                            0,
+                            id=b.call_id,
+                            role=m.role,
+                            detail=result_text(new),
+                        )
+                    )
             elif isinstance(b, ToolCall) and cfg.clear_arguments:
                 if b.name not in cfg.protected_tools:
-                    new = stub_arguments(b, min_chars=cfg.short_result_chars,
-                                         hex_digits=cfg.digest_hex) or b
+                    new = (
+                        stub_arguments(
+                            b, min_chars=cfg.short_result_chars, hex_digits=cfg.digest_hex
+                        )
+                        or b
+                    )
                 if new is not b:
-                    rows.append(Removed(i, "stub", _arg_chars(b), 0, id=b.id, role=m.role,
-                                        detail=f"arguments of {b.name} -> {new.arguments}"))
+                    rows.append(
+                        Removed(
+                            i,
+                            "stub",
+                            _arg_chars(b),
+                            0,
+                            id=b.id,
+                            role=m.role,
+                            detail=f"arguments of {b.name} -> {new.arguments}",
+                        )
+                    )
             elif clear_thinking and cfg.clear_thinking and is_thinking_block(b):
                 new = None
             if new is not None:
                 blocks.append(new)
         if clear_thinking and cfg.clear_thinking and len(blocks) < len(m.blocks):
             chars = thinking_chars(m)
-            rows.append(Removed(i, "cleared", chars, 0, role=m.role,
-                                detail="thinking of an earlier turn (not sent by the provider)"))
+            rows.append(
+                Removed(
+                    i,
+                    "cleared",
+                    chars,
+                    0,
+                    role=m.role,
+                    detail="thinking of an earlier turn (not sent by the provider)",
+                )
+            )
             if not blocks:
                 blocks.append(Text("[thinking cleared]"))
         if not rows:

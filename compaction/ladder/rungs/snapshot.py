@@ -113,7 +113,9 @@ class Snapshot:
             # or a page geometry the profile would downscale: documented fallback, the
             # rung steps aside and the next one runs
             before = ctx.tokens_of(history)
-            return RungOutcome(history, LedgerEntry(self.name, before, before, note=f"skipped: {exc}"))
+            return RungOutcome(
+                history, LedgerEntry(self.name, before, before, note=f"skipped: {exc}")
+            )
 
     def _units(
         self, history: History, reg: Regions, ctx: RungContext, costs: tuple[int, ...]

@@ -51,7 +51,7 @@ def is_snapshot(m: Message) -> bool:
     return glyphfold_meta(m).get("kind") == SNAPSHOT
 
 
-def guide_text(n_msgs: int, chars: int, n_pages: int, *, facts: bool, inline: str = "") -> str:
+def guide_text(n_msgs: int, chars: int, n_pages: int, *, facts: bool) -> str:
     """The reading guide at the top of a snapshot message."""
     guide = (
         f"[glyphfold snapshot] {n_msgs} earlier messages ({chars:,} chars of transcript) are "
@@ -61,7 +61,7 @@ def guide_text(n_msgs: int, chars: int, n_pages: int, *, facts: bool, inline: st
     )
     if facts:
         guide += " Exact identifiers from the pages follow the pages as text."
-    return f"{guide} {inline}" if inline else guide
+    return guide
 
 
 @dataclass
@@ -98,7 +98,9 @@ def build(inp: BuildInput, plan: Plan) -> Built:
     results = [None if rt.all_dropped else inp.render(rt.text) for rt in plan.runs]
     out: list[Message] = list(msgs[: inp.regions.head_end])
     built = Built(inp.history)
-    by_first = {rt.units[0]: (rt, res, job) for rt, res, job in zip(plan.runs, results, jobs, strict=True)}
+    by_first = {
+        rt.units[0]: (rt, res, job) for rt, res, job in zip(plan.runs, results, jobs, strict=True)
+    }
     k = 0
     while k < len(inp.units):
         hit = by_first.get(k)
@@ -136,14 +138,17 @@ def _snapshot_message(
         for cp, n in res.missing_glyphs.items():
             built.missing[cp] = built.missing.get(cp, 0) + n
         built.hints.extend(h for h in res.hints if h not in built.hints)
-    guide = guide_text(
-        n_msgs, len(rt.text), len(pages), facts=bool(factsheet), inline="" if pages else rt.text
-    )
+    if pages:
+        guide = guide_text(n_msgs, len(rt.text), len(pages), facts=bool(factsheet))
+    else:  # every step of the run was dropped: the marker line says what and where to look
+        guide = f"[glyphfold snapshot] {rt.text.strip()}"
     blocks: list[Any] = [Text(guide)]
     raw = _image_raw(inp.profile, inp.history.format)
     for p in pages:
         data = base64.b64encode(p.png).decode("ascii")
-        blocks.append(Image(media_type="image/png", data=data, width=p.width, height=p.height, raw=raw))
+        blocks.append(
+            Image(media_type="image/png", data=data, width=p.width, height=p.height, raw=raw)
+        )
     if factsheet:
         blocks.append(Text(factsheet))
     return marked_message(

@@ -81,6 +81,7 @@ class Plan:
     runs: tuple[RunText, ...]
     treatment: Treatment
     tokens: int  # the planner's estimate of the resulting history
+    loss: int = 0  # characters of transcript the treatment takes off the pages
 
 
 class Planner:
@@ -204,17 +205,17 @@ class Planner:
             pages += n
         return tokens, pages
 
-    def treated_tokens(self, treat: Treatment) -> tuple[int, int, list[RunText]]:
-        """(estimated tokens, pages, run texts) when the whole middle is imaged under ``treat``."""
-        m = len(self.units)
-        tokens = self.fixed + self._kept_before[m]
+    def treated_tokens(self, treat: Treatment, c: int) -> tuple[int, int, list[RunText]]:
+        """(estimated tokens, pages, run texts) when units [0, c) are imaged under ``treat``."""
+        tokens = self.fixed + self._after[c] + self._kept_before[c]
         pages = 0
         texts = []
-        for run in self.full_runs:
+        for run in self.runs_of(c):
             rt = self.run_text(run, treat)
             t, n = self._pages(rt)
-            self._full(run)
-            tokens += t + self._overheads[run]
+            whole = self._run_of[run[0]]
+            self._full(whole)
+            tokens += t + self._overheads[whole]
             if rt.all_dropped:
                 tokens += -(-len(rt.text) // 4)
             pages += n
@@ -226,12 +227,26 @@ class Planner:
 
     # ------------------------------------------------------------------ search
 
+    def _widest(self) -> int:
+        """The widest imaged prefix whose level-0 pages stay within the page cap."""
+        m = len(self.units)
+        if self.lossless_tokens(m)[1] <= self.page_cap:
+            return m
+        lo, hi = 0, m  # pages grow with the prefix: invariant pages(lo) <= cap < pages(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.lossless_tokens(mid)[1] <= self.page_cap:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
     def lossless(self) -> Plan | None:
         """The fewest oldest units whose pages fit, nothing lost; None when none does."""
-        m = len(self.units)
-        if m == 0 or not self._fits(*self.lossless_tokens(m)):
+        hi = self._widest()  # more imaging saves tokens, up to what the page cap allows
+        if hi == 0 or not self._fits(*self.lossless_tokens(hi)):
             return None
-        lo, hi = 1, m  # invariant: imaging [0, hi) fits
+        lo = 1  # invariant: imaging [0, hi) fits
         while lo < hi:
             mid = (lo + hi) // 2
             if self._fits(*self.lossless_tokens(mid)):
@@ -241,16 +256,15 @@ class Planner:
         runs = tuple(self.run_text(r, Treatment()) for r in self.runs_of(hi))
         return Plan(hi, runs, Treatment(), self.lossless_tokens(hi)[0])
 
-    def moves(self) -> list[tuple[str, int, int]]:
-        """The shortening moves, in the order the pages lose things (SPEC §5.6)."""
-        tool = [
-            p for u in self.units if not u.kept for p in u.positions if self.source.tool_output[p]
-        ]
+    def moves(self, c: int) -> list[tuple[str, int, int]]:
+        """The shortening moves of the prefix [0, c), in the order pages lose things (§5.6)."""
+        units = [u for u in self.units[:c] if not u.kept]
+        tool = [p for u in units for p in u.positions if self.source.tool_output[p]]
         out: list[tuple[str, int, int]] = []
         for level in range(1, LEVELS + 2):  # LEVELS + 1: elided
             out.extend(("level", p, level) for p in tool)
-        out.extend(("drop", u.index, 0) for u in self.units if not u.kept and not u.user)
-        out.extend(("drop", u.index, 0) for u in self.units if not u.kept and u.user)
+        out.extend(("drop", u.index, 0) for u in units if not u.user)
+        out.extend(("drop", u.index, 0) for u in units if u.user)
         return out
 
     @staticmethod
@@ -265,17 +279,31 @@ class Planner:
         return t
 
     def lossy(self, slack: int = 0) -> Plan | None:
-        """Shorten the imaged whole middle until it fits (``slack``: extra room, tokens)."""
-        moves = self.moves()
+        """Shorten the imaged text until it fits, losing the least (``slack``: extra room).
+
+        The whole middle is imaged, unless the page cap binds: then also the widest
+        prefix within the cap (and one between), its newer steps kept as text; the
+        candidate that loses fewest characters wins.
+        """
         m = len(self.units)
+        hi = self._widest()
+        best: Plan | None = None
+        for c in sorted({m, hi, (hi + m) // 2} - {0}, reverse=True):
+            plan = self._lossy_at(c, slack)
+            if plan is not None and (best is None or plan.loss < best.loss):
+                best = plan
+        return best
+
+    def _lossy_at(self, c: int, slack: int) -> Plan | None:
+        moves = self.moves(c)
 
         def fits(t: Treatment) -> bool:
-            tokens, pages, _ = self.treated_tokens(t)
+            tokens, pages, _ = self.treated_tokens(t, c)
             return self._fits(tokens - slack, pages)
 
-        if not fits(self.apply(moves, len(moves))):
+        if not moves or not fits(self.apply(moves, len(moves))):
             return None
-        lo, hi = 1, len(moves)  # the caller tried 0 moves (lossless); imaging all fits at hi
+        lo, hi = 0, len(moves)  # invariant: hi moves fit
         while lo < hi:
             mid = (lo + hi) // 2
             if fits(self.apply(moves, mid)):
@@ -283,11 +311,12 @@ class Planner:
             else:
                 lo = mid + 1
         treat = self.apply(moves, hi)
-        kind, k, _ = moves[hi - 1]
-        if kind == "drop":  # cut the last unit from its start instead of dropping it whole
-            treat = self._refine_cut(moves, hi, k, fits) or treat
-        tokens, _, texts = self.treated_tokens(treat)
-        return Plan(m, tuple(texts), treat, tokens - slack)
+        if hi and moves[hi - 1][0] == "drop":  # cut the last unit from its start instead
+            treat = self._refine_cut(moves, hi, moves[hi - 1][1], fits) or treat
+        tokens, _, texts = self.treated_tokens(treat, c)
+        whole = sum(len(self._unit_text(k, Treatment())) for rt in texts for k in rt.units)
+        loss = max(0, whole - sum(len(rt.text) for rt in texts))
+        return Plan(c, tuple(texts), treat, tokens - slack, loss)
 
     def _refine_cut(
         self,

@@ -115,9 +115,7 @@ def piece(
 
 def has_tool_output(m: Message) -> bool:
     """True when a tighter level or elision can shorten the message's piece."""
-    return marker_kind(m) is None and any(
-        isinstance(b, (ToolCall, ToolResult)) for b in m.blocks
-    )
+    return marker_kind(m) is None and any(isinstance(b, (ToolCall, ToolResult)) for b in m.blocks)
 
 
 def dropped_marker(n_msgs: int, chars: int) -> str:
@@ -131,7 +129,9 @@ def dropped_marker(n_msgs: int, chars: int) -> str:
 
 def cut_marker(chars: int) -> str:
     """The line a snapshot shows where the start of a message was dropped."""
-    return f"[... the first {chars:,} chars of this message were dropped to fit the page budget ...]\n"
+    return (
+        f"[... the first {chars:,} chars of this message were dropped to fit the page budget ...]\n"
+    )
 
 
 class Source:

@@ -82,7 +82,9 @@ class StripImages:
         return [
             i
             for i in reg.middle
-            if i not in skip and msgs[i].images and not is_marker(msgs[i])
+            if i not in skip
+            and msgs[i].images
+            and not is_marker(msgs[i])
             and not ctx.is_pinned(msgs[i])
         ], False
 
@@ -127,9 +129,7 @@ def _origins(history: History) -> list[str]:
     out: list[str] = []
     last_tool = "tool"
     for m in history.messages:
-        out.append(
-            "user" if is_turn_start(m) else (last_tool if m.role != "system" else "system")
-        )
+        out.append("user" if is_turn_start(m) else (last_tool if m.role != "system" else "system"))
         calls = [b for b in m.blocks if isinstance(b, ToolCall)]
         if calls:
             last_tool = calls[-1].name

@@ -17,6 +17,7 @@ progress. The input is never touched.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from glyphfold.compaction.history.events import SummaryFailed
 from glyphfold.compaction.history.markers import (
