@@ -62,7 +62,13 @@ class Builder:
             self.messages.append(Message("system", (Text(system),)))
 
     def user(self, text: str, images: tuple[Image, ...] = ()) -> Builder:
-        self.messages.append(Message("user", (Text(text), *images)))
+        last = self.messages[-1] if self.messages else None
+        if self.fmt == "anthropic" and last is not None and last.role == "user":
+            # Anthropic: a request right after tool results shares their user message
+            # (results first); by SPEC §1 that message is not a real user message
+            self.messages[-1] = Message("user", (*last.blocks, Text(text), *images))
+        else:
+            self.messages.append(Message("user", (Text(text), *images)))
         return self
 
     def assistant(self, text: str, *, thinking: str | None = None) -> Builder:

@@ -147,6 +147,10 @@ class Planner:
         keys: list[int | None] = []
         gap_msgs = gap_chars = 0
         for k in run:
+            if not self.units[k].positions or not any(
+                self.source.piece(p) for p in self.units[k].positions
+            ):
+                continue  # a bridge or an acknowledgement: no text, nothing on the pages
             if k in treat.dropped:
                 gap_msgs += len(self.units[k].positions)
                 gap_chars += len(self._unit_text(k, Treatment()))
@@ -258,7 +262,8 @@ class Planner:
 
     def moves(self, c: int) -> list[tuple[str, int, int]]:
         """The shortening moves of the prefix [0, c), in the order pages lose things (§5.6)."""
-        units = [u for u in self.units[:c] if not u.kept]
+        # a unit without text (a bridge, an acknowledgement) has nothing to lose
+        units = [u for u in self.units[:c] if not u.kept and self._unit_text(u.index, Treatment())]
         tool = [p for u in units for p in u.positions if self.source.tool_output[p]]
         out: list[tuple[str, int, int]] = []
         for level in range(1, LEVELS + 2):  # LEVELS + 1: elided
