@@ -105,13 +105,19 @@ def breadcrumb_counts(text: str) -> tuple[int, int, int]:
     return tuple(int(g.replace(",", "")) if g else 0 for g in m.groups())  # type: ignore[return-value]
 
 
+_NONE: Mapping[str, Any] = MappingProxyType({})
+
+
 def glyphfold_meta(m: Message) -> Mapping[str, Any]:
     """The message's glyphfold metadata: canonical ``meta`` first, then the wire key."""
+    # called for every message by every segmentation: the common case (none) is fast
     meta = m.meta.get(X_KEY) if m.meta else None
-    if isinstance(meta, Mapping):
+    if meta is not None and isinstance(meta, Mapping):
         return meta
     raw = m.raw.get(X_KEY) if m.raw is not None else None
-    return raw if isinstance(raw, Mapping) else {}
+    if raw is not None and isinstance(raw, Mapping):
+        return raw
+    return _NONE
 
 
 def marker_kind(m: Message) -> str | None:

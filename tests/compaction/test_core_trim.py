@@ -289,3 +289,71 @@ def test_trim_properties(case, limit):
     assert ev.tokens_after == estimate_history_tokens(out)
     if kind == "budget" and ev.kept_turns > 1:
         assert ev.tokens_after <= n
+
+
+# --------------------------------------------------------------------------- the one algorithm
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_drop_spans_one_breadcrumb_before_each_kept_part(fmt):
+    """SPEC §5.7: whole steps go; a breadcrumb of its own sits before each kept part."""
+    from glyphfold.compaction.history.trim import Span, drop_spans
+
+    wire = render(simple_plan(6), fmt)
+    h = to_canonical(wire)
+    turns = segment_turns(h).turns
+    keep = turns[2]  # a kept turn between two dropped runs
+    spans = [Span(turns[0].start, keep.start, turns=2), Span(keep.end, turns[4].start, turns=2)]
+    done = drop_spans(h, spans)
+    validate_history(done.history)
+    out = done.history.messages
+    crumbs = [m for m in out if marker_kind(m) == BREADCRUMB and is_breadcrumb_text(m.text)]
+    assert [c.text for c in crumbs] == list(done.breadcrumbs) and len(crumbs) == 2
+    # the kept messages are the very same objects, in order; nothing was written into them
+    kept = [m for m in out if marker_kind(m) is None]
+    expect = [*h.messages[: turns[0].start], *h.messages[keep.start : keep.end]]
+    expect += h.messages[turns[4].start :]
+    assert len(kept) == len(expect) and all(a is b for a, b in zip(kept, expect, strict=True))
+    assert done.indices == tuple(range(turns[0].start, keep.start)) + tuple(
+        range(keep.end, turns[4].start)
+    )
+    # a second trim of the kept turn between them folds both earlier breadcrumbs into
+    # one: counts add up, never stacked
+    lead = segment_turns(done.history).leading_end
+    again = drop_spans(done.history, [Span(lead, _first_real(done.history), turns=1)])
+    validate_history(again.history)
+    texts = [m.text for m in again.history.messages if marker_kind(m) == BREADCRUMB]
+    texts = [t for t in texts if is_breadcrumb_text(t)]
+    total = turns[4].start - turns[0].start
+    assert texts == [
+        f"[Earlier conversation omitted: {total:,} messages in 5 turns were removed "
+        "to fit the context window.]"
+    ]
+
+
+def _first_real(h: History) -> int:
+    from glyphfold.compaction.history.turns import is_turn_start
+
+    lead = segment_turns(h).leading_end
+    return next(i for i in range(lead + 1, len(h.messages)) if is_turn_start(h.messages[i]))
+
+
+def test_drop_spans_rejects_bad_spans():
+    from glyphfold.compaction.history.trim import Span, drop_spans
+
+    h = to_canonical(render(simple_plan(4), "openai"))
+    with pytest.raises(InputError, match="overlap"):
+        drop_spans(h, [Span(1, 5, turns=1), Span(4, 8, turns=1)])
+    with pytest.raises(InputError, match="empty"):
+        drop_spans(h, [Span(3, 3)])
+
+
+def test_step_breadcrumb_text():
+    """One wording for turns and steps; the counts are read back from it."""
+    from glyphfold.compaction.history.markers import breadcrumb_counts, breadcrumb_text
+
+    text = breadcrumb_text(30, 2, 5)
+    assert "30 messages in 2 turns and 5 steps were removed" in text
+    assert breadcrumb_counts(text) == (30, 2, 5)
+    assert breadcrumb_counts(breadcrumb_text(1, steps=1)) == (1, 0, 1)
+    assert breadcrumb_counts("unrelated") == (0, 0, 0)

@@ -134,10 +134,10 @@ def _snapshot_message(
     n_msgs = sum(len(inp.units[k].positions) for k in rt.units)
     factsheet = format_factsheet(facts) if pages else ""
     built.facts += len(facts) if pages else 0
-    if res is not None:
-        for cp, n in res.missing_glyphs.items():
+    if res is not None:  # a renderer of the caller's may not report glyphs
+        for cp, n in getattr(res, "missing_glyphs", {}).items():
             built.missing[cp] = built.missing.get(cp, 0) + n
-        built.hints.extend(h for h in res.hints if h not in built.hints)
+        built.hints.extend(h for h in getattr(res, "hints", ()) if h not in built.hints)
     if pages:
         guide = guide_text(n_msgs, len(rt.text), len(pages), facts=bool(factsheet))
     else:  # every step of the run was dropped: the marker line says what and where to look
