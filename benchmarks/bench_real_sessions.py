@@ -1,6 +1,6 @@
 """The ladder on real agent sessions: compact at 50% / 20% of the estimate and recover().
 
-Run: ``python benchmarks/bench_real_sessions.py [DIR ...] [--profile P] [--csv FILE]``
+Run: ``python benchmarks/bench_real_sessions.py [DIR ...] [--profile P] [--quiet]``
 (default DIR: ``../shared/realdata`` next to the repository, or ``$GLYPHFOLD_REALDATA``).
 Every ``*.json`` file in DIR that holds a history (an OpenAI message list or an
 Anthropic ``{"system", "messages"}`` dict) is one session. Per session and call the
@@ -8,9 +8,9 @@ table shows: raised (``R``; ``r`` when the floor exceeds the budget: the head, t
 newest real user message and the newest step with the breadcrumbs that mark the cuts,
 ``glyphfold.compaction.ladder.api.floor_tokens``, which no model-free ladder can go
 below), tokens after / budget, pages, chars lost (dropped, cut or shortened on the
-pages), milliseconds; then totals, where "bare part" is the floor without breadcrumbs. Every output is checked:
-provider validator, head / newest real user message / newest step verbatim,
-tokens_after <= budget, and, when the snapshot dropped anything, unused budget
+pages), milliseconds; then totals, where "bare part" is the floor without breadcrumbs.
+Every output is checked: provider validator; head, newest real user message and newest
+step verbatim; tokens_after <= budget; and, whenever anything was lost, unused budget
 below the cost of one page.
 """
 

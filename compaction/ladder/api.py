@@ -33,7 +33,7 @@ from typing import Any
 from glyphfold.compaction.history.budget import effective_context_budget, recovery_target
 from glyphfold.compaction.history.events import OverflowRecovery
 from glyphfold.compaction.history.messages import coerce
-from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY
+from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, ImagePolicy
 from glyphfold.compaction.ladder.loop import (
     LadderRun,
     counters,
@@ -86,7 +86,7 @@ def compact(
     counter: Any = None,
     format: str = "auto",
     bus: Any = None,
-    image_policy: str = DEFAULT_IMAGE_POLICY,
+    image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> CompactionResult:
     """Compact ``history`` under a token budget, cheapest rung first (SPEC §5).
 
@@ -160,7 +160,7 @@ def recover(
     dry_run: bool = False,
     format: str = "auto",
     bus: Any = None,
-    image_policy: str = DEFAULT_IMAGE_POLICY,
+    image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> CompactionResult:
     """Reactive recovery after a context overflow (SPEC §3.6, §5.1).
 
@@ -259,7 +259,7 @@ def floor_tokens(
     pins: Iterable[Any] = (),
     counter: Any = None,
     format: str = "auto",
-    image_policy: str = DEFAULT_IMAGE_POLICY,
+    image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> int:
     """The fewest tokens model-free compaction can bring ``history`` to (SPEC §5.7).
 

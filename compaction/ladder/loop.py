@@ -17,7 +17,7 @@ from typing import Any
 from glyphfold.compaction.history.events import EventBus, publish
 from glyphfold.compaction.history.markers import glyphfold_meta
 from glyphfold.compaction.history.messages import History, Message, ToolCall, ToolResult
-from glyphfold.compaction.history.steps import split_regions
+from glyphfold.compaction.history.steps import Regions, split_regions
 from glyphfold.compaction.history.tokens import (
     DEFAULT_IMAGE_POLICY,
     DEFAULT_PROFILE,
@@ -120,13 +120,13 @@ def counters(
     return Pricing(count, costs, count_message)
 
 
-def _fixed_tokens(h: History, price: Pricing) -> tuple[int, Any, tuple[int, ...]]:
+def _fixed_tokens(h: History, price: Pricing) -> tuple[int, Regions, tuple[int, ...]]:
     """(system + head + newest real user message, the zero-tail regions, the costs)."""
     costs = price.costs(h)
     reg = split_regions(h, costs=costs, tail_tokens=0)
     system = price.count(h) - sum(costs)
     fixed = system + sum(costs[: reg.head_end])
-    if reg.newest_user_in_middle:
+    if reg.newest_user is not None and reg.newest_user_in_middle:
         fixed += costs[reg.newest_user]
     return fixed, reg, costs
 
@@ -154,7 +154,7 @@ def minimal_tokens(h: History, price: Pricing, pinned: frozenset[int] = frozense
 
     _, reg, _ = _fixed_tokens(h, price)
     msgs = h.messages
-    keep = {reg.newest_user} | {i for i in reg.middle if id(msgs[i]) in pinned}
+    keep = {i for i in reg.middle if id(msgs[i]) in pinned or i == reg.newest_user}
     spans: list[Span] = []
     for s in reg.middle_steps:
         if any(i in keep for i in s.indices):

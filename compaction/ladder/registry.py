@@ -89,7 +89,7 @@ def _summary(cfg: LadderConfig, opts: BuildOptions) -> Rung | None:
     return None if opts.summarizer is None else Summary(opts.summarizer, cfg.summary)
 
 
-RUNGS: dict[RungName, RungSpec] = {
+RUNGS: dict[str, RungSpec] = {
     spec.name: spec
     for spec in (
         RungSpec("elide", Elide, True, lambda cfg, _: Elide(cfg.elide)),

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.history.messages import History
+from glyphfold.compaction.history.messages import History, Message
 from glyphfold.compaction.history.steps import Regions, split_regions
 from glyphfold.compaction.ladder.factsheet import FactsheetConfig, extract_facts, format_factsheet
 from glyphfold.compaction.ladder.ledger import LedgerEntry
@@ -122,7 +122,7 @@ class Snapshot:
     ) -> tuple[list[Unit], Source]:
         kept = kept_steps(history, reg, ctx)
         units: list[Unit] = []
-        imaged = []
+        imaged: list[Message] = []
         for k, s in enumerate(reg.middle_steps):
             keep = s.start in kept
             pos = () if keep else tuple(range(len(imaged), len(imaged) + len(s)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from glyphfold.compaction.history.images import (
     ImageInfo,
@@ -145,7 +146,7 @@ def _strip_blocks(m: Message, call_names: dict[str, str], origin: str) -> tuple[
             details.append(text)
             blocks.append(Text(text))
         elif isinstance(b, ToolResult) and any(isinstance(c, Image) for c in b.content):
-            content = []
+            content: list[Any] = []
             for c in b.content:
                 if isinstance(c, Image):
                     text = _placeholder(c, call_names.get(b.call_id, origin))
