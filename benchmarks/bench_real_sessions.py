@@ -97,7 +97,7 @@ def dropped_chars(result: Any) -> int:
     n = 0
     for e in result.ledger:
         n += int(e.extra.get("dropped_chars", 0)) + int(e.extra.get("compressed_chars", 0))
-        n += sum(r.chars for r in e.removed if r.dest in ("dropped", "trimmed"))
+        n += sum(r.chars for r in e.removed if r.dest == "trimmed")
     return n
 
 

@@ -53,7 +53,7 @@ def lost_chars(result) -> int:
     n = 0
     for e in result.ledger:
         n += e.extra.get("dropped_chars", 0) + e.extra.get("compressed_chars", 0)
-        n += sum(r.chars for r in e.removed if r.dest in ("dropped", "trimmed"))
+        n += sum(r.chars for r in e.removed if r.dest == "trimmed")
     return n
 
 
