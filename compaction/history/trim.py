@@ -86,10 +86,11 @@ class Dropped:
     """What :func:`drop_spans` did: the new history, what left, the breadcrumbs it wrote."""
 
     history: History
-    indices: tuple[int, ...]  # input indices of the dropped messages (markers excluded)
+    indices: tuple[int, ...]  # input indices of the dropped messages
     breadcrumbs: tuple[str, ...]
     start: int  # first input index that went (earlier breadcrumbs included)
     end: int  # one past the last
+    folded: tuple[int, ...] = ()  # input indices of earlier breadcrumbs (and bridges) folded in
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +175,7 @@ def drop_spans(h: History, spans: Sequence[Span]) -> Dropped:
             raise InputError(msg)
     out: list[Message] = []
     gone: list[int] = []
+    folded: list[int] = []
     crumbs: list[str] = []
     pos = 0
     for sp in wide:
@@ -185,7 +187,9 @@ def drop_spans(h: History, spans: Sequence[Span]) -> Dropped:
         for i in range(sp.start, sp.end):
             a, t, s = _carried(msgs[i])
             turns, steps = turns + t, steps + s
-            if not _foldable(msgs[i]):
+            if _foldable(msgs[i]):
+                folded.append(i)
+            else:
                 gone.append(i)
                 n_msgs += 1
             n_msgs += a
@@ -199,7 +203,14 @@ def drop_spans(h: History, spans: Sequence[Span]) -> Dropped:
             append_user_side(out, crumb, nxt, ack_text=BREADCRUMB_ACK_TEXT, ack_kind=BREADCRUMB)
         pos = sp.end
     out.extend(msgs[pos:])
-    return Dropped(h.replace_messages(out), tuple(gone), tuple(crumbs), wide[0].start, wide[-1].end)
+    return Dropped(
+        h.replace_messages(out),
+        tuple(gone),
+        tuple(crumbs),
+        wide[0].start,
+        wide[-1].end,
+        tuple(folded),
+    )
 
 
 def _crumb_tokens(fmt: str, profile: Any, counter: TokenCounter | None) -> int:

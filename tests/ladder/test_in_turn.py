@@ -199,6 +199,13 @@ def test_without_imaging_recover_drops_the_oldest_middle_steps(fmt, why):
         h.messages[crumbs[0]].role == "user" and "steps were removed" in h.messages[crumbs[0]].text
     )
     assert all(marker_kind(m) is None for m in h.messages[:head])
+    if why == "text-only":  # again: the earlier breadcrumb is folded in, and booked
+        again = recover(result.messages, profile="text-only", bus=EventBus())
+        check_output(result.messages, again, result.tokens_after * 2 // 3)
+        rows = [r for e in again.ledger for r in e.removed]
+        assert any(r.detail == "earlier breadcrumb folded into the new one" for r in rows)
+        crumbs = [m for m in to_canonical(again.messages).messages if marker_kind(m) == BREADCRUMB]
+        assert sum("omitted" in m.text for m in crumbs) == 1
 
 
 @pytest.mark.parametrize("fmt", shapes.FORMATS)

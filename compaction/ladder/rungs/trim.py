@@ -73,16 +73,11 @@ class Trim:
         costs: tuple[int, ...],
     ) -> RungOutcome:
         msgs = history.messages
+        why = {i: "dropped whole step (last fallback)" for i in done.indices}
+        why.update({i: "earlier breadcrumb folded into the new one" for i in done.folded})
         removed = tuple(
-            Removed(
-                i,
-                "trimmed",
-                len(msgs[i].text),
-                costs[i],
-                role=msgs[i].role,
-                detail="dropped whole step (last fallback)",
-            )
-            for i in done.indices
+            Removed(i, "trimmed", len(msgs[i].text), costs[i], role=msgs[i].role, detail=d)
+            for i, d in sorted(why.items())
         )
         turns_before = len(segment_turns(history).turns)
         turns_after = len(segment_turns(done.history).turns)
