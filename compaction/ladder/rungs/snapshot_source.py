@@ -102,9 +102,9 @@ def piece(
     if kind == SNAPSHOT:
         tb.begin(0, "earlier snapshot")
         tb.raw(str(glyphfold_meta(m).get("source", "")))
-    elif kind == SUMMARY:
+    elif kind == SUMMARY:  # a model's words: content, not transcript
         tb.begin(0, "earlier summary")
-        tb.raw(m.text)
+        tb.text(m.text)
     else:
         # an Anthropic user message that only answers tool calls reads as tool output
         only_results = bool(m.blocks) and all(isinstance(b, ToolResult) for b in m.blocks)
