@@ -125,7 +125,7 @@ def layout_page(
             start = pos
             # characters that never reach the page do not open a row (no blank
             # trailing rows or pages); they belong to the row they precede or end
-            pos = skip_dropped(cps, cls, pos, n, counts)
+            pos = skip_dropped(cps, cls, pos, n, counts, True)
             if pos >= n:
                 break
             row_start[r] = start
@@ -226,68 +226,48 @@ def layout_page(
                     src[r, c] = pos
                 c += 1
             pos += 1
-        elif k == C_ESC:
-            m = _ansi_len(cps, pos, n)
-            counts[R_ANSI] += m
-            pos += m
-        elif k == C_DROP_CONTROL:
-            counts[R_CONTROL] += 1
-            pos += 1
-        elif k == C_DROP_FORMAT:
-            counts[R_FORMAT] += 1
-            pos += 1
-        elif k == C_DROP_EMOJI:
-            counts[R_EMOJI] += 1
-            pos += 1
-        elif k == C_DROP_COMBINING:
-            counts[R_COMBINING] += 1
-            pos += 1
         else:
-            return -1 - pos
+            nxt = skip_dropped(cps, cls, pos, n, counts, True)
+            if nxt == pos:  # a class no rule knows: the caller's table is incomplete
+                return -1 - pos
+            pos = nxt
     if row_open:
         _pad(grid, src, want_src, r, c, cols)
         r += 1
-    if pos < n and not cont:
+    if pos < n and not cont and skip_dropped(cps, cls, pos, n, counts, False) >= n:
         # characters left that would all be dropped belong to this page, not a blank one
-        probe = pos
-        while probe < n:
-            k = cls[cps[probe]]
-            if k == C_ESC:
-                probe += _ansi_len(cps, probe, n)
-            elif k >= C_DROP_CONTROL:
-                probe += 1
-            else:
-                break
-        if probe >= n:
-            pos = skip_dropped(cps, cls, pos, n, counts)
+        pos = skip_dropped(cps, cls, pos, n, counts, True)
     state[S_POS] = pos
     state[S_CONT] = cont
     return r
 
 
 @njit(**_JIT)
-def skip_dropped(cps, cls, pos, n, counts):
-    """Consume characters that are dropped by rule; return the next offset."""
+def _drop_rule(k):
+    """Counter index of the rule that drops class ``k``; -1 for classes that reach the page."""
+    if k == C_ESC:
+        return R_ANSI
+    if k >= C_DROP_CONTROL:
+        # C_DROP_CONTROL..C_DROP_COMBINING map onto R_CONTROL..R_COMBINING in order
+        return R_CONTROL + (k - C_DROP_CONTROL)
+    return -1
+
+
+@njit(**_JIT)
+def skip_dropped(cps, cls, pos, n, counts, count):
+    """Consume the characters from ``pos`` that are dropped by rule; return the next offset.
+
+    The one place the drop rules are applied. With ``count`` each is added to its
+    rule's counter in ``counts``; without, this only looks ahead.
+    """
     while pos < n:
-        k = cls[cps[pos]]
-        if k == C_ESC:
-            m = _ansi_len(cps, pos, n)
-            counts[R_ANSI] += m
-            pos += m
-        elif k == C_DROP_CONTROL:
-            counts[R_CONTROL] += 1
-            pos += 1
-        elif k == C_DROP_FORMAT:
-            counts[R_FORMAT] += 1
-            pos += 1
-        elif k == C_DROP_EMOJI:
-            counts[R_EMOJI] += 1
-            pos += 1
-        elif k == C_DROP_COMBINING:
-            counts[R_COMBINING] += 1
-            pos += 1
-        else:
+        rule = _drop_rule(cls[cps[pos]])
+        if rule < 0:
             break
+        m = _ansi_len(cps, pos, n) if rule == R_ANSI else 1
+        if count:
+            counts[rule] += m
+        pos += m
     return pos
 
 

@@ -217,6 +217,7 @@ class Layout:
         """
         cfg = self.config
         n = int(self.cps.shape[0])
+        self._counts[:] = 0  # each pass counts afresh: ``dropped`` is the last pass's
         state = np.zeros(K.N_STATE, dtype=np.int64)
         src_shape = (cfg.rows, cfg.cols) if self.with_src else (0, 0)
         grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)

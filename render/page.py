@@ -1,14 +1,23 @@
-"""Pages: cell grids blitted into pixels, encoded, with their source span and cost."""
+"""The page loop: text -> laid-out pages -> pixels -> PNG, with each page's span and cost.
+
+:func:`prepare` lays a text out and fills the atlas; :class:`PageWriter` draws
+each laid-out page into one reused buffer and encodes it; :func:`render_pages`
+is the loop ``render_text`` runs. Benchmarks and ``glyphfold bench`` time these
+same calls, so what they measure is what users run.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 from glyphfold.render import _kernels as K
-from glyphfold.render.atlas import Atlas
-from glyphfold.render.layout import PageLayout
+from glyphfold.render.atlas import Atlas, get_atlas
+from glyphfold.render.config import Setup, page_size
+from glyphfold.render.encode import encode_png, png_from_scanlines, row_bytes
+from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout, to_codepoints
 
 
 @dataclass(frozen=True)
@@ -70,3 +79,101 @@ def blit_scanlines(layout: PageLayout, atlas: Atlas, out: np.ndarray) -> np.ndar
     rows = out[:h]
     K.blit_bits(layout.grid, layout.n_rows, atlas.table, atlas.bitrows(), atlas.cell_w, rows)
     return rows
+
+
+def atlas_for(setup: Setup) -> Atlas:
+    """Return the cached atlas of a setup."""
+    return get_atlas(setup.chain, cell_w=setup.cell_w, cell_h=setup.cell_h, bits=setup.bits)
+
+
+def prepare(setup: Setup, text: str) -> tuple[Atlas, Layout]:
+    """Lay ``text`` out for ``setup`` and make sure the atlas holds every glyph it shows."""
+    atlas = atlas_for(setup)
+    cps = to_codepoints(text)
+    lay = Layout(cps, setup.config)
+    cfg = setup.config
+    extra = (cfg.continuation, cfg.newline, *set(FOLD_CHARS.tolist()))
+    atlas.prepare(cps, lay.cls, extra)
+    return atlas, lay
+
+
+class PageWriter:
+    """Draws the laid-out pages of one setup into one reused buffer and encodes them.
+
+    At 1 bpp (every profile's default) rows are drawn straight into PNG scanlines;
+    other depths (or ``keep_pixels``) draw an 8-bit page and pack it.
+    """
+
+    def __init__(
+        self,
+        setup: Setup,
+        atlas: Atlas,
+        *,
+        level: int,
+        max_bytes: int | None,
+        keep_pixels: bool = False,
+    ) -> None:
+        self.setup = setup
+        self.atlas = atlas
+        self.level = level
+        self.max_bytes = max_bytes
+        self.keep_pixels = keep_pixels
+        page_w, page_h = page_size(setup, setup.config.rows)
+        self.direct = setup.bits == 1 and setup.cell_w <= MAX_BITS_CELL_W and not keep_pixels
+        if self.direct:
+            self.raw = np.empty((page_h, 1 + row_bytes(page_w, 1)), dtype=np.uint8)
+        else:
+            # padded to whole 64-bit words so low-bit packing works 8 pixels at a time;
+            # the padding stays paper (deterministic bytes, ignored by PNG decoders)
+            self.buf = np.full((page_h, -(-page_w // 8) * 8), 255, dtype=np.uint8)
+
+    def draw(self, pl: PageLayout) -> tuple[int, int]:
+        """Draw one page into the buffer (the pixel stage); return its (width, height) px."""
+        used_h = pl.n_rows * self.setup.cell_h
+        w, h = page_size(self.setup, pl.n_rows)
+        if self.direct:
+            blit_scanlines(pl, self.atlas, self.raw)
+            if h > used_h:  # rows added to reach the provider's size multiple: paper
+                self.raw[used_h:h, 0] = 0
+                self.raw[used_h:h, 1:] = 0xFF
+        else:
+            blit(pl, self.atlas, self.buf)
+            self.buf[used_h:h] = 255
+        return w, h
+
+    def encode(self, w: int, h: int) -> bytes:
+        """Encode the page last drawn (``w`` x ``h`` px) as PNG bytes."""
+        bits, level, limit = self.setup.bits, self.level, self.max_bytes
+        if self.direct:
+            return png_from_scanlines(self.raw[:h], width=w, bits=1, level=level, max_bytes=limit)
+        return encode_png(self.buf, bits=bits, level=level, max_bytes=limit, height=h, width=w)
+
+    def page(self, pl: PageLayout) -> Page:
+        """Draw and encode one laid-out page."""
+        w, h = self.draw(pl)
+        png = self.encode(w, h)
+        return Page(
+            png=png,
+            width=w,
+            height=h,
+            source_span=pl.span,
+            image_tokens=self.setup.profile.cost(w, h),
+            rows=pl.n_rows,
+            row_spans=tuple(pl.row_spans()),
+            pixels=self.buf[:h, :w].copy() if self.keep_pixels else None,
+        )
+
+
+def render_pages(
+    setup: Setup,
+    atlas: Atlas,
+    lay: Layout,
+    *,
+    level: int,
+    max_bytes: int | None,
+    keep_pixels: bool = False,
+) -> Iterator[Page]:
+    """Yield the encoded pages of a prepared layout, in order."""
+    writer = PageWriter(setup, atlas, level=level, max_bytes=max_bytes, keep_pixels=keep_pixels)
+    for pl in lay.pages(reuse=not keep_pixels):
+        yield writer.page(pl)

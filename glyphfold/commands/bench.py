@@ -124,13 +124,11 @@ def _fresh_process(text: str, profile: str, font: str, cache_dir: str) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison and print the table; return 0."""
-    import numpy as np
-
     from glyphfold.fonts.raster import FontFace
     from glyphfold.fonts.resolve import find_system_font
-    from glyphfold.render.api import atlas_for, render_text, resolve_setup
-    from glyphfold.render.layout import Layout, to_codepoints
-    from glyphfold.render.page import blit
+    from glyphfold.render.api import render_text, resolve_setup
+    from glyphfold.render.encode import DEFAULT_LEVEL
+    from glyphfold.render.page import PageWriter, prepare
     from glyphfold.samples.mixed_text import mixed_transcript
 
     if args.chars < 1000:
@@ -155,18 +153,16 @@ def run(args: argparse.Namespace) -> int:
     n_pages = len(res.pages)
     t_e2e = min(e2e)
 
-    # pixel stage: layout + blit into one reused page buffer
-    atlas = atlas_for(setup)
-    cps = to_codepoints(text)
-    page_w = cfg.cols * setup.cell_w
-    buf = np.full((cfg.rows * setup.cell_h, -(-page_w // 8) * 8), 255, dtype=np.uint8)
+    # pixel stage: layout + blit of the 8-bit page into the renderer's reused buffer,
+    # through the renderer's own page writer
+    atlas, lay = prepare(setup, text)
+    writer = PageWriter(setup, atlas, level=DEFAULT_LEVEL, max_bytes=None, keep_pixels=True)
 
     def pixel_stage() -> list[float]:
-        lay = Layout(cps, cfg)  # classification is done once per text, outside the timing
-        return _batched(blit(pl, atlas, buf) for pl in lay.pages(reuse=True))
+        return _batched(writer.draw(pl) for pl in lay.pages(reuse=True))
 
     def memset() -> list[float]:
-        return _batched(buf.fill(255) for _ in range(n_pages))
+        return _batched(writer.buf.fill(255) for _ in range(n_pages))
 
     # Both are timed in batches of pages and each batch keeps its best run, so a
     # run preempted on a busy machine does not count against one side only.
