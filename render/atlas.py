@@ -151,3 +151,9 @@ def get_atlas(chain: tuple[Path, ...], *, cell_w: int, cell_h: int, bits: int) -
             atlas = Atlas(chain, cell_w=cell_w, cell_h=cell_h, bits=bits)
             _ATLASES[key] = atlas
         return atlas
+
+
+def clear_atlases() -> None:
+    """Forget every cached atlas: the next render rasterises its glyphs afresh."""
+    with _ATLASES_LOCK:
+        _ATLASES.clear()

@@ -87,13 +87,17 @@ def atlas_for(setup: Setup) -> Atlas:
 
 
 def prepare(setup: Setup, text: str) -> tuple[Atlas, Layout]:
-    """Lay ``text`` out for ``setup`` and make sure the atlas holds every glyph it shows."""
+    """Lay ``text`` out for ``setup`` and make sure the atlas holds every glyph it shows.
+
+    The atlas is filled from the code points the layout draws (``lay.cps``), not
+    the source's: a base letter followed by combining marks is drawn as its
+    precomposed letter, which the source never contains.
+    """
     atlas = atlas_for(setup)
-    cps = to_codepoints(text)
-    lay = Layout(cps, setup.config)
+    lay = Layout(to_codepoints(text), setup.config)
     cfg = setup.config
     extra = (cfg.continuation, cfg.newline, *set(FOLD_CHARS.tolist()))
-    atlas.prepare(cps, lay.cls, extra)
+    atlas.prepare(lay.cps, lay.cls, extra)
     return atlas, lay
 
 
