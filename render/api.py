@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from glyphfold.fonts.resolve import install_hint
+from glyphfold.render import backend
 from glyphfold.render.config import Setup, page_size, parse_size, resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, row_bytes
 from glyphfold.render.layout import Layout, to_codepoints
@@ -119,7 +120,10 @@ def plan_text(
     starts: list[int] = []
     tokens: list[int] = []
     sizes: list[tuple[int, int]] = []
-    for pl in Layout(to_codepoints(text), setup.config).pages():
+    cps = to_codepoints(text)
+    # laying out costs about an eighth of rendering: it counts so towards the kernels' budget
+    kernels = backend.use_kernels(len(text) // 8)
+    for pl in Layout(cps, setup.config, kernels=kernels).pages():
         w, h = page_size(setup, pl.n_rows)
         starts.append(pl.span[0])
         tokens.append(setup.profile.cost(w, h))

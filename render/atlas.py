@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 from glyphfold.fonts.raster import Rasterizer
-from glyphfold.render import _kernels as K
+from glyphfold.render import codes as K
+from glyphfold.render import vector
 
 TABLE_SIZE = K.WIDE_CONT + 1
 
@@ -90,17 +91,10 @@ class Atlas:
 
     def prepare(self, cps: np.ndarray, cls: np.ndarray, extra: tuple[int, ...] = ()) -> None:
         """Make sure every visible code point of ``cps`` (and ``extra``) has a slot."""
-        todo = [c for c in extra if self.table[c] < 0]
-        if todo:
-            self.ensure(todo, [bool(cls[c] == K.C_WIDE) for c in todo])
-        out = np.empty(16384, dtype=np.uint32)
-        while True:
-            # one scan; text whose glyphs are all known costs exactly that
-            m = K.collect_unmapped(cps, cls, self.table, out)
-            if m == 0:
-                return
-            found = np.unique(out[: min(m, out.shape[0])]).tolist()
-            self.ensure(found, [bool(cls[c] == K.C_WIDE) for c in found])
+        marks = [c for c in extra if self.table[c] < 0]
+        for batch in (marks, vector.unmapped(cps, cls, self.table)):
+            if batch:
+                self.ensure(batch, [bool(cls[c] == K.C_WIDE) for c in batch])
 
     def words(self) -> np.ndarray:
         """The cells as (n, cell_h, ceil(cell_w / 8)) little-endian uint64 row words."""

@@ -39,7 +39,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from glyphfold.render import _kernels as K
+from glyphfold.render import backend, vector
+from glyphfold.render import codes as K
 from glyphfold.render.emoji import FOLD, is_decorative
 
 from glyphfold.errors import LayoutError
@@ -58,7 +59,7 @@ _LINE_BREAKS = {0x0A: K.C_LF, 0x0D: K.C_CR, 0x85: K.C_LF, 0x2028: K.C_LF, 0x2029
 
 
 def classify(codepoint: int) -> int:
-    """Return the layout class of one code point (see ``_kernels.C_*``)."""
+    """Return the layout class of one code point (see ``codes.C_*``)."""
     if codepoint in _LINE_BREAKS:
         return _LINE_BREAKS[codepoint]
     if codepoint == 0x09:
@@ -89,15 +90,12 @@ _CLS_LOCK = threading.Lock()
 
 def class_table(cps: np.ndarray) -> np.ndarray:
     """Return the class table with every code point of ``cps`` classified."""
-    out = np.empty(4096, dtype=np.uint32)
-    while True:
-        # one pass that stops early: texts seen before cost a scan, nothing else
-        m = K.collect_unclassified(cps, _CLS, out)
-        if m == 0:
-            return _CLS
+    todo = vector.unclassified(cps, _CLS)
+    if todo:
         with _CLS_LOCK:
-            for cp in np.unique(out[: min(m, out.shape[0])]).tolist():
+            for cp in todo:
                 _CLS[cp] = classify(cp)
+    return _CLS
 
 
 def _fold_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -190,9 +188,18 @@ class PageLayout:
 class Layout:
     """Iterate the pages of one text; ``dropped`` holds the per-rule counts after."""
 
-    def __init__(self, cps: np.ndarray, config: LayoutConfig, *, with_src: bool = False) -> None:
+    def __init__(
+        self,
+        cps: np.ndarray,
+        config: LayoutConfig,
+        *,
+        with_src: bool = False,
+        kernels: bool | None = None,
+    ) -> None:
         self.config = config
         self.with_src = with_src
+        # numba kernels or the numpy path (glyphfold.render.backend decides by default)
+        self.kernels = backend.use_kernels(int(cps.shape[0])) if kernels is None else kernels
         self.cls = class_table(cps)
         # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
         if cps.shape[0] and int(cps.max()) >= 0x300:
@@ -223,18 +230,20 @@ class Layout:
         grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
         src = np.empty(src_shape, dtype=np.int64)
         row_start = np.empty(cfg.rows, dtype=np.int64)
+        if self.kernels:
+            layout_page = backend.kernels().layout_page
+            args = (self.cps, self.cls, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
+        else:
+            vec = vector.VectorLayout(self.cps, self.cls, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
+            layout_page, args = vec.page, ()
         start = 0
         while start < n:
             if not reuse:
                 grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
                 src = np.empty(src_shape, dtype=np.int64)
                 row_start = np.empty(cfg.rows, dtype=np.int64)
-            used = K.layout_page(
-                self.cps,
-                self.cls,
-                FOLD_KEYS,
-                FOLD_OFF,
-                FOLD_CHARS,
+            used = layout_page(
+                *args,
                 cfg.tab_size,
                 cfg.reflow,
                 cfg.continuation,
@@ -271,8 +280,13 @@ def layout_text(
     continuation: int = DEFAULT_CONTINUATION,
     newline: int = DEFAULT_NEWLINE,
     with_src: bool = False,
+    kernels: bool | None = None,
 ) -> tuple[list[PageLayout], dict[str, int]]:
-    """Lay out ``text`` into pages; return (pages, dropped-by-rule counts)."""
+    """Lay out ``text`` into pages; return (pages, dropped-by-rule counts).
+
+    ``kernels`` picks the numba kernels (True) or the numpy path (False); by
+    default :mod:`glyphfold.render.backend` decides.
+    """
     cfg = LayoutConfig(
         cols=cols,
         rows=rows,
@@ -281,6 +295,6 @@ def layout_text(
         continuation=continuation,
         newline=newline,
     )
-    lay = Layout(to_codepoints(text), cfg, with_src=with_src)
+    lay = Layout(to_codepoints(text), cfg, with_src=with_src, kernels=kernels)
     pages = list(lay.pages())
     return pages, lay.dropped

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from glyphfold.render import _kernels as K
+from glyphfold.render import backend, vector
 from glyphfold.render.atlas import Atlas, get_atlas
 from glyphfold.render.config import Setup, page_size
 from glyphfold.render.encode import encode_png, png_from_scanlines, row_bytes
@@ -34,51 +34,90 @@ class Page:
     pixels: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
-def blit(layout: PageLayout, atlas: Atlas, out: np.ndarray | None = None) -> np.ndarray:
-    """Draw the printed rows of ``layout`` with ``atlas`` cells; return (H, W) uint8.
+_NO_INK = np.empty((0, 0), dtype=np.uint8)
 
-    The height hugs the printed rows (a short last page is short). ``out`` may be
-    a preallocated array of at least the full page size, reused across pages. When
-    its width is a multiple of 8 px, rows are written in 64-bit words (columns
-    past the page width then hold paper, which encoders ignore).
+
+def _kernels(kernels: bool | None) -> bool:
+    # a drawing call alone follows the process's choice; it adds nothing to the count
+    return backend.use_kernels(0) if kernels is None else kernels
+
+
+def blit(
+    layout: PageLayout,
+    atlas: Atlas,
+    out: np.ndarray | None = None,
+    *,
+    y0: int = 0,
+    x0: int = 0,
+    kernels: bool | None = None,
+) -> np.ndarray:
+    """Draw the printed rows of ``layout`` with ``atlas`` cells; return the drawn (h, w) view.
+
+    The cells land at (``y0``, ``x0``) px of ``out`` (the page's margin), which may
+    be a preallocated array reused across pages; it must hold the drawn rows. When
+    its rows are whole 64-bit words and ``x0`` is a multiple of 8, the kernels
+    write words (columns past the drawn cells then hold paper, which encoders
+    ignore). ``kernels`` picks the numba kernels or the numpy path (default: the
+    backend's choice).
     """
     cols = layout.grid.shape[1]
     h = layout.n_rows * atlas.cell_h
     w = cols * atlas.cell_w
     if out is None:
-        out = np.empty((h, -(-w // 8) * 8), dtype=np.uint8)
-    page = out[:h, :w]
-    rows = out[:h]
-    if rows.shape[1] % 8 == 0 and rows.flags.c_contiguous and sys.byteorder == "little":
-        page64 = rows.view(np.uint64)
+        out = np.full((y0 + h, -(-(x0 + w) // 8) * 8), 255, dtype=np.uint8)
+    cells = atlas.cells  # one read: another thread may grow the atlas meanwhile
+    args = (layout.grid, layout.n_rows, atlas.table)
+    if not _kernels(kernels):
+        vector.blit_page(*args, cells, _NO_INK, 0, out, y0, x0)
+        return out[y0 : y0 + h, x0 : x0 + w]
+    K = backend.kernels()
+    aligned = out.shape[1] % 8 == 0 and out.flags.c_contiguous and x0 % 8 == 0
+    if aligned and sys.byteorder == "little":
+        page64 = out.view(np.uint64)
         if atlas.cell_w == 8:
-            cells = atlas.cells  # one read: another thread may grow the atlas meanwhile
             cells64 = cells.view(np.uint64).reshape(cells.shape[0], atlas.cell_h)
-            K.blit_page_u64(layout.grid, layout.n_rows, atlas.table, cells64, page64)
+            K.blit_page_u64(*args, cells64, _NO_INK, 0, page64, y0, x0 // 8)
         else:
             words = atlas.words()
-            K.blit_page_stream(layout.grid, layout.n_rows, atlas.table, words, atlas.cell_w, page64)
+            K.blit_page_stream(*args, words, atlas.cell_w, _NO_INK, 0, page64, y0, x0 // 8)
     else:
-        K.blit_page(layout.grid, layout.n_rows, atlas.table, atlas.cells, page)
-    return page
+        K.blit_page(*args, cells, _NO_INK, 0, out, y0, x0)
+    return out[y0 : y0 + h, x0 : x0 + w]
 
 
 MAX_BITS_CELL_W = 32  # cell rows must fit the 64-bit accumulator with a byte pending
 
 
-def blit_scanlines(layout: PageLayout, atlas: Atlas, out: np.ndarray) -> np.ndarray:
-    """Draw a 1-bit page straight into PNG scanlines; return ``out[:h]`` (H, 1 + row_bytes).
+def blit_scanlines(
+    layout: PageLayout,
+    atlas: Atlas,
+    out: np.ndarray,
+    *,
+    y0: int = 0,
+    x0: int = 0,
+    kernels: bool | None = None,
+) -> np.ndarray:
+    """Draw a 1-bit page straight into PNG scanlines; return the drawn rows of ``out``.
 
     Same pixels as :func:`blit` followed by 1-bpp packing, without the 8-bit page
-    (8x fewer bytes written). ``atlas.bits`` must be 1 and ``atlas.cell_w`` at most 32.
+    (8x fewer bytes written). ``out`` is (H, 1 + row_bytes); rows ``y0`` on get the
+    cells after ``x0`` px of paper (a multiple of 8). ``atlas.bits`` must be 1 and
+    ``atlas.cell_w`` at most 32.
     """
-    if atlas.bits != 1 or atlas.cell_w > MAX_BITS_CELL_W:
-        msg = f"blit_scanlines needs a 1-bit atlas with cells <= 32 px, got {atlas.bits} bit(s)"
+    if atlas.bits != 1 or atlas.cell_w > MAX_BITS_CELL_W or x0 % 8:
+        msg = (
+            "blit_scanlines needs a 1-bit atlas with cells <= 32 px and a left margin "
+            f"of whole bytes, got {atlas.bits} bit(s), {atlas.cell_w}-px cells, x0={x0}"
+        )
         raise ValueError(msg)
     h = layout.n_rows * atlas.cell_h
-    rows = out[:h]
-    K.blit_bits(layout.grid, layout.n_rows, atlas.table, atlas.bitrows(), atlas.cell_w, rows)
-    return rows
+    args = (layout.grid, layout.n_rows, atlas.table)
+    if _kernels(kernels):
+        bitrows = atlas.bitrows()
+        backend.kernels().blit_bits(*args, bitrows, atlas.cell_w, _NO_INK, 0, out, y0, x0 // 8)
+    else:
+        vector.blit_bits(*args, atlas.cells, out, y0, x0)
+    return out[y0 : y0 + h]
 
 
 def atlas_for(setup: Setup) -> Atlas:
@@ -116,8 +155,10 @@ class PageWriter:
         level: int,
         max_bytes: int | None,
         keep_pixels: bool = False,
+        kernels: bool | None = None,
     ) -> None:
         self.setup = setup
+        self.kernels = _kernels(kernels)
         self.atlas = atlas
         self.level = level
         self.max_bytes = max_bytes
@@ -136,12 +177,12 @@ class PageWriter:
         used_h = pl.n_rows * self.setup.cell_h
         w, h = page_size(self.setup, pl.n_rows)
         if self.direct:
-            blit_scanlines(pl, self.atlas, self.raw)
+            blit_scanlines(pl, self.atlas, self.raw, kernels=self.kernels)
             if h > used_h:  # rows added to reach the provider's size multiple: paper
                 self.raw[used_h:h, 0] = 0
                 self.raw[used_h:h, 1:] = 0xFF
         else:
-            blit(pl, self.atlas, self.buf)
+            blit(pl, self.atlas, self.buf, kernels=self.kernels)
             self.buf[used_h:h] = 255
         return w, h
 
@@ -150,7 +191,15 @@ class PageWriter:
         bits, level, limit = self.setup.bits, self.level, self.max_bytes
         if self.direct:
             return png_from_scanlines(self.raw[:h], width=w, bits=1, level=level, max_bytes=limit)
-        return encode_png(self.buf, bits=bits, level=level, max_bytes=limit, height=h, width=w)
+        return encode_png(
+            self.buf,
+            bits=bits,
+            level=level,
+            max_bytes=limit,
+            height=h,
+            width=w,
+            kernels=self.kernels,
+        )
 
     def page(self, pl: PageLayout) -> Page:
         """Draw and encode one laid-out page."""
@@ -178,6 +227,13 @@ def render_pages(
     keep_pixels: bool = False,
 ) -> Iterator[Page]:
     """Yield the encoded pages of a prepared layout, in order."""
-    writer = PageWriter(setup, atlas, level=level, max_bytes=max_bytes, keep_pixels=keep_pixels)
+    writer = PageWriter(
+        setup,
+        atlas,
+        level=level,
+        max_bytes=max_bytes,
+        keep_pixels=keep_pixels,
+        kernels=lay.kernels,
+    )
     for pl in lay.pages(reuse=not keep_pixels):
         yield writer.page(pl)

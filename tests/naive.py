@@ -1,6 +1,7 @@
 """Naive pure-Python references for the render kernels (slow, obviously right).
 
-The kernels in ``glyphfold.render._kernels`` must produce exactly what these do.
+The kernels in ``glyphfold.render._kernels`` and the numpy path in
+``glyphfold.render.vector`` must produce exactly what these do.
 They are written differently on purpose: layout tokenises the string with
 regular expressions first, then flows tokens into rows; blit and pack loop
 pixel by pixel.
@@ -13,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
-from glyphfold.render import _kernels as K
+from glyphfold.render import codes as K
 from glyphfold.render.emoji import FOLD
 from glyphfold.render.layout import RULES, classify
 
