@@ -121,13 +121,31 @@ def to_codepoints(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+def escape_bytes(cps: np.ndarray) -> set[int]:
+    """Offsets of the characters that ANSI escape sequences consume (ESC included)."""
+    inside: set[int] = set()
+    esc = np.flatnonzero(cps == 0x1B).tolist()
+    if not esc:
+        return inside
+    codes, n, end = cps.tolist(), int(cps.shape[0]), 0
+    for i in esc:
+        if i < end:  # an ESC inside the previous sequence (e.g. OSC's terminator)
+            continue
+        end = i + vector.ansi_len(codes, i, n)
+        inside.update(range(i, end))
+    return inside
+
+
 def compose_marks(cps: np.ndarray, marks: np.ndarray) -> np.ndarray:
     """Return a copy of ``cps`` where each base before a run of ``marks`` is its NFC letter.
 
     The marks themselves stay in place (layout drops and counts them); only the
-    base code point changes, so offsets and provenance are untouched.
+    base code point changes, so offsets and provenance are untouched. A base that
+    an ANSI escape sequence consumes (``ESC a``, a CSI's final ``m``) is no letter:
+    it stays, so the sequence is stripped whole.
     """
     out = cps.copy()
+    in_escape = escape_bytes(cps)
     idx = marks.tolist()
     k = 0
     while k < len(idx):
@@ -135,7 +153,7 @@ def compose_marks(cps: np.ndarray, marks: np.ndarray) -> np.ndarray:
         while k < len(idx) and idx[k] == end:
             k += 1
             end += 1
-        if start == 0:
+        if start == 0 or start - 1 in in_escape:
             continue
         run = "".join(map(chr, out[start - 1 : end].tolist()))
         first = unicodedata.normalize("NFC", run)[0]
