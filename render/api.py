@@ -55,6 +55,7 @@ class RenderResult:
     profile: str = ""
     shape: str = ""
     fonts: tuple[str, ...] = ()
+    margin: int = 0  # px of paper around the cells on every side
 
     @property
     def text_tokens_estimate(self) -> int:
@@ -98,6 +99,7 @@ def plan_text(
     bits: int | None = None,
     reflow: bool = False,
     tab_size: int = 8,
+    margin: int | None = None,
 ) -> TextPlan:
     """Plan the pages of ``text`` as :func:`render_text` with the same options would.
 
@@ -116,6 +118,7 @@ def plan_text(
         bits=bits,
         reflow=reflow,
         tab_size=tab_size,
+        margin=margin,
     )
     starts: list[int] = []
     tokens: list[int] = []
@@ -170,6 +173,7 @@ def render_text(
     level: int = DEFAULT_LEVEL,
     max_image_bytes: int | None = None,
     keep_pixels: bool = False,
+    margin: int | None = None,
 ) -> RenderResult:
     """Render ``text`` into PNG pages of glyphs sized for ``profile``.
 
@@ -179,7 +183,8 @@ def render_text(
     records the source span it shows and its image-token price. Pages larger
     than ``max_image_bytes`` (default: the profile's per-image limit) raise
     :class:`~glyphfold.errors.EncodeError`. ``keep_pixels`` keeps each page's
-    uint8 pixels on ``Page.pixels``.
+    uint8 pixels on ``Page.pixels``. ``margin`` is the paper around the text in
+    px (default 8), taken from the page size.
     """
     t0 = time.perf_counter()
     if not isinstance(text, str):
@@ -194,6 +199,7 @@ def render_text(
         bits=bits,
         reflow=reflow,
         tab_size=tab_size,
+        margin=margin,
     )
     limit = setup.profile.max_image_bytes if max_image_bytes is None else max_image_bytes
     atlas, lay = prepare(setup, text)
@@ -217,6 +223,7 @@ def render_text(
         profile=setup.profile.name,
         shape=setup.shape.name,
         fonts=tuple(str(p) for p in setup.chain),
+        margin=setup.margin,
     )
 
 
@@ -230,6 +237,7 @@ def describe(result: RenderResult) -> dict[str, Any]:
         "height": first.height if first else 0,
         "page_sizes": [[p.width, p.height] for p in result.pages],
         "cell": list(result.cell),
+        "margin": result.margin,
         "bits": result.bits,
         "profile": result.profile,
         "shape": result.shape,

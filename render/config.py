@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 _SIZE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 MAX_CELL_PX = 256
 MAX_PAGE_PX = 16384
+# Paper around the text on every side (px). A reader that finds the lines itself
+# (OCR, a vision encoder) loses or misreads the first glyph of a line that touches
+# the image edge; see docs/rendering.md ("Margins") for the measurement.
+DEFAULT_MARGIN_PX = 8
+MAX_MARGIN_PX = 256
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,7 @@ class Setup:
     chain: tuple[Path, ...]
     config: LayoutConfig
     multiple: int = 1  # image sides are padded with paper to a multiple of this (px)
+    margin: int = 0  # paper around the cells on every side (px)
 
 
 def parse_size(value: str | Sequence[int], *, what: str) -> tuple[int, int]:
@@ -75,12 +81,14 @@ def resolve_setup(
     bits: int | None = None,
     reflow: bool = False,
     tab_size: int = 8,
+    margin: int | None = None,
 ) -> Setup:
     """Resolve profile defaults, the shape and explicit overrides into one ``Setup``.
 
     Precedence: explicit argument > shape (cell, font, bits) > profile defaults
     (page, shape, bits). ``GLYPHFOLD_FONT`` overrides the shape's font but not an
-    explicit ``font``.
+    explicit ``font``. ``margin`` (px of paper on every side, default
+    :data:`DEFAULT_MARGIN_PX`) is taken from the page: the image never grows.
     """
     from glyphfold.render.profiles import get_profile
     from glyphfold.render.shapes import get_shape
@@ -103,19 +111,24 @@ def resolve_setup(
     if bits not in BIT_DEPTHS:
         msg = f"bits must be one of {BIT_DEPTHS}, got {bits!r}"
         raise InputError(msg)
+    margin = DEFAULT_MARGIN_PX if margin is None else margin
+    if isinstance(margin, bool) or not isinstance(margin, int) or not 0 <= margin <= MAX_MARGIN_PX:
+        msg = f"margin must be an int number of px in 0..{MAX_MARGIN_PX}, got {margin!r}"
+        raise LayoutError(msg)
     primary = resolve_font(font, preferred=shp.font)
     chain = fallback_chain(primary, cell_h=cell_h)
     # the marks are the glyphs the bundled pixel fonts promise to cover
     cont, nl = CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
-    cols, rows = page_w // cell_w, page_h // cell_h
+    cols, rows = (page_w - 2 * margin) // cell_w, (page_h - 2 * margin) // cell_h
     if rows < 1 or cols < MIN_COLS:
         msg = (
-            f"a {page_w}x{page_h} page holds {cols}x{rows} cells of {cell_w}x{cell_h} px; "
+            f"a {page_w}x{page_h} page with {margin}-px margins holds {max(cols, 0)}x"
+            f"{max(rows, 0)} cells of {cell_w}x{cell_h} px; "
             f"it needs at least {MIN_COLS} columns and 1 row"
         )
         raise LayoutError(msg)
     multiple = max(1, int(getattr(prof, "page_multiple_px", 1)))
-    img_w, img_h = padded(cols * cell_w, rows * cell_h, multiple)
+    img_w, img_h = padded(cols * cell_w + 2 * margin, rows * cell_h + 2 * margin, multiple)
     if not prof.fits(img_w, img_h):
         # a downscaled glyph page is unreadable whatever the font: refuse up front
         rw, rh = prof.resized(img_w, img_h)
@@ -139,6 +152,7 @@ def resolve_setup(
         chain=chain,
         config=config,
         multiple=multiple,
+        margin=margin,
     )
 
 
@@ -156,6 +170,9 @@ def page_size(setup: Setup, n_rows: int) -> tuple[int, int]:
 
     The one place page geometry is computed: :func:`render_text` draws pages of
     this size and :func:`plan_text` prices them by it, so a plan costs what the
-    render will.
+    render will. The cells sit ``setup.margin`` px in from the left and top; the
+    right and bottom get the same margin, then paper up to the provider's multiple.
     """
-    return padded(setup.config.cols * setup.cell_w, n_rows * setup.cell_h, setup.multiple)
+    m = setup.margin
+    w = setup.config.cols * setup.cell_w + 2 * m
+    return padded(w, n_rows * setup.cell_h + 2 * m, setup.multiple)

@@ -164,9 +164,17 @@ class PageWriter:
         self.max_bytes = max_bytes
         self.keep_pixels = keep_pixels
         page_w, page_h = page_size(setup, setup.config.rows)
-        self.direct = setup.bits == 1 and setup.cell_w <= MAX_BITS_CELL_W and not keep_pixels
+        self.margin = m = setup.margin
+        self.direct = (
+            setup.bits == 1
+            and setup.cell_w <= MAX_BITS_CELL_W
+            and m % 8 == 0  # the bit blit starts rows on a whole byte
+            and not keep_pixels
+        )
         if self.direct:
             self.raw = np.empty((page_h, 1 + row_bytes(page_w, 1)), dtype=np.uint8)
+            self.raw[:m, 0] = 0  # the top margin: paper rows, drawn once
+            self.raw[:m, 1:] = 0xFF
         else:
             # padded to whole 64-bit words so low-bit packing works 8 pixels at a time;
             # the padding stays paper (deterministic bytes, ignored by PNG decoders)
@@ -174,15 +182,16 @@ class PageWriter:
 
     def draw(self, pl: PageLayout) -> tuple[int, int]:
         """Draw one page into the buffer (the pixel stage); return its (width, height) px."""
-        used_h = pl.n_rows * self.setup.cell_h
+        m = self.margin
+        used_h = m + pl.n_rows * self.setup.cell_h
         w, h = page_size(self.setup, pl.n_rows)
         if self.direct:
-            blit_scanlines(pl, self.atlas, self.raw, kernels=self.kernels)
-            if h > used_h:  # rows added to reach the provider's size multiple: paper
+            blit_scanlines(pl, self.atlas, self.raw, y0=m, x0=m, kernels=self.kernels)
+            if h > used_h:  # the bottom margin and the provider's size multiple: paper
                 self.raw[used_h:h, 0] = 0
                 self.raw[used_h:h, 1:] = 0xFF
         else:
-            blit(pl, self.atlas, self.buf, kernels=self.kernels)
+            blit(pl, self.atlas, self.buf, y0=m, x0=m, kernels=self.kernels)
             self.buf[used_h:h] = 255
         return w, h
 

@@ -84,7 +84,7 @@ def test_stdin_and_reflow(tmp_path, monkeypatch, capsys, dejavu):
         main(["render", "-", "--out", str(out), "--font", str(dejavu), "--reflow", "--json"]) == 0
     )
     data = json.loads(capsys.readouterr().out)
-    assert data["pages"] == 1 and data["height"] == 16
+    assert data["pages"] == 1 and data["height"] == 16 + 2 * 8  # one row + its margins
 
 
 @pytest.mark.parametrize(
