@@ -13,6 +13,7 @@ from glyphfold.fonts.resolve import install_hint
 from glyphfold.render import backend
 from glyphfold.render.config import Setup, page_size, parse_size, resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, row_bytes
+from glyphfold.render.ink import InkSpans, ink_levels
 from glyphfold.render.layout import Layout, to_codepoints
 from glyphfold.render.page import Page, atlas_for, prepare, render_pages
 
@@ -100,6 +101,7 @@ def plan_text(
     reflow: bool = False,
     tab_size: int = 8,
     margin: int | None = None,
+    collapse: bool = False,
 ) -> TextPlan:
     """Plan the pages of ``text`` as :func:`render_text` with the same options would.
 
@@ -119,6 +121,7 @@ def plan_text(
         reflow=reflow,
         tab_size=tab_size,
         margin=margin,
+        collapse=collapse,
     )
     starts: list[int] = []
     tokens: list[int] = []
@@ -174,6 +177,8 @@ def render_text(
     max_image_bytes: int | None = None,
     keep_pixels: bool = False,
     margin: int | None = None,
+    collapse: bool = False,
+    ink: InkSpans = (),
 ) -> RenderResult:
     """Render ``text`` into PNG pages of glyphs sized for ``profile``.
 
@@ -184,12 +189,24 @@ def render_text(
     than ``max_image_bytes`` (default: the profile's per-image limit) raise
     :class:`~glyphfold.errors.EncodeError`. ``keep_pixels`` keeps each page's
     uint8 pixels on ``Page.pixels``. ``margin`` is the paper around the text in
-    px (default 8), taken from the page size.
+    px (default 8), taken from the page size. ``collapse`` folds whitespace that
+    carries no meaning (runs of spaces, trailing blanks, blank-line runs; code
+    indentation halved), see :mod:`glyphfold.render.collapse`; folded characters
+    are counted under ``dropped["whitespace"]``. ``ink`` marks source spans
+    ``(start, end, strength)`` to print in lighter ink (strength in (0, 1], e.g.
+    tool output at 0.5); such pages are 2 bpp at least (see
+    :mod:`glyphfold.render.ink`).
     """
     t0 = time.perf_counter()
     if not isinstance(text, str):
         msg = f"text must be str, got {type(text).__name__}"
         raise InputError(msg)
+    levels, strengths = ink_levels(ink, len(text))
+    if levels is not None:
+        if bits == 1:
+            msg = "lighter ink needs gray levels: pass bits=2 or more, or leave bits unset"
+            raise InputError(msg)
+        bits = 2 if bits is None else bits
     setup = resolve_setup(
         profile=profile,
         shape=shape,
@@ -200,11 +217,20 @@ def render_text(
         reflow=reflow,
         tab_size=tab_size,
         margin=margin,
+        collapse=collapse,
     )
     limit = setup.profile.max_image_bytes if max_image_bytes is None else max_image_bytes
-    atlas, lay = prepare(setup, text)
+    atlas, lay = prepare(setup, text, with_src=levels is not None)
     pages = list(
-        render_pages(setup, atlas, lay, level=level, max_bytes=limit, keep_pixels=keep_pixels)
+        render_pages(
+            setup,
+            atlas,
+            lay,
+            level=level,
+            max_bytes=limit,
+            keep_pixels=keep_pixels,
+            ink=None if levels is None else (levels, strengths),
+        )
     )
     page_w, page_h = page_size(setup, setup.config.rows)
     missing = _count_missing(lay.cps, atlas.missing)

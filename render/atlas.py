@@ -58,6 +58,7 @@ class Atlas:
         self._lock = threading.Lock()
         self._words: np.ndarray | None = None
         self._bitrows: np.ndarray | None = None
+        self._inked: tuple[tuple[int, tuple[float, ...]], np.ndarray] | None = None
         self._box = self._add(quantize(replacement_box(cell_w, cell_h), bits))
         wide_box = replacement_box(2 * cell_w, cell_h)
         self._wide_box = self._add(quantize(wide_box, bits))
@@ -96,19 +97,42 @@ class Atlas:
             if batch:
                 self.ensure(batch, [bool(cls[c] == K.C_WIDE) for c in batch])
 
-    def words(self) -> np.ndarray:
-        """The cells as (n, cell_h, ceil(cell_w / 8)) little-endian uint64 row words."""
+    def words(self, cells: np.ndarray | None = None) -> np.ndarray:
+        """The cells as (n, cell_h, ceil(cell_w / 8)) little-endian uint64 row words.
+
+        ``cells`` (e.g. an :meth:`inked` array) replaces the atlas's own cells.
+        """
+        if cells is not None:
+            return _as_words(cells, self.cell_w)
         with self._lock:  # cells may be regrown by a concurrent ensure()
             size = self.size
             cached = self._words
             if cached is not None and cached.shape[0] == size:
                 return cached
-            nw = -(-self.cell_w // 8)
-            padded = np.zeros((size, self.cell_h, nw * 8), dtype=np.uint8)
-            padded[:, :, : self.cell_w] = self.cells[:size]
-            words = padded.view("<u8")
+            words = _as_words(self.cells[:size], self.cell_w)
             self._words = words
             return words
+
+    def inked(self, strengths: tuple[float, ...]) -> tuple[np.ndarray, int]:
+        """Cells at full ink, then a copy at each ink strength; return (cells, stride).
+
+        Slot ``s + k * stride`` is slot ``s`` drawn at ``strengths[k - 1]`` (0..1 of
+        full ink), quantised to the atlas's bit depth: light ink for tool output.
+        """
+        with self._lock:
+            size = self.size
+            key = (size, strengths)
+            cached = self._inked
+            if cached is not None and cached[0] == key:
+                return cached[1], size
+            base = self.cells[:size]
+            ink = 255 - base.astype(np.int32)
+            copies = [base]
+            for strength in strengths:
+                copies.append(quantize(np.rint(ink * strength).astype(np.uint8), self.bits))
+            cells = np.ascontiguousarray(np.concatenate(copies))
+            self._inked = (key, cells)
+            return cells, size
 
     def bitrows(self) -> np.ndarray:
         """The cells as (n, cell_h) int64 rows of ``cell_w`` bits (MSB left, 1 = paper).
@@ -130,6 +154,14 @@ class Atlas:
     def pixels(self) -> np.ndarray:
         """The filled cells, shape (n, cell_h, cell_w)."""
         return self.cells[: self.size]
+
+
+def _as_words(cells: np.ndarray, cell_w: int) -> np.ndarray:
+    """(n, cell_h, cell_w) uint8 cells as (n, cell_h, ceil(cell_w / 8)) little-endian words."""
+    nw = -(-cell_w // 8)
+    padded = np.zeros((cells.shape[0], cells.shape[1], nw * 8), dtype=np.uint8)
+    padded[:, :, :cell_w] = cells
+    return padded.view("<u8")
 
 
 _ATLASES: dict[tuple[tuple[Path, ...], int, int, int], Atlas] = {}

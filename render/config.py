@@ -82,6 +82,7 @@ def resolve_setup(
     reflow: bool = False,
     tab_size: int = 8,
     margin: int | None = None,
+    collapse: bool = False,
 ) -> Setup:
     """Resolve profile defaults, the shape and explicit overrides into one ``Setup``.
 
@@ -139,7 +140,13 @@ def resolve_setup(
         )
         raise LayoutError(msg)
     config = LayoutConfig(
-        cols=cols, rows=rows, tab_size=tab_size, reflow=reflow, continuation=cont, newline=nl
+        cols=cols,
+        rows=rows,
+        tab_size=tab_size,
+        reflow=reflow,
+        continuation=cont,
+        newline=nl,
+        collapse=bool(collapse),
     )
     return Setup(
         profile=prof,

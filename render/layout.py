@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from glyphfold.render import backend, vector
 from glyphfold.render import codes as K
+from glyphfold.render.collapse import collapse_whitespace
 from glyphfold.render.emoji import FOLD, is_decorative
 
 from glyphfold.errors import LayoutError
@@ -172,6 +173,7 @@ class LayoutConfig:
     reflow: bool = False
     continuation: int = DEFAULT_CONTINUATION
     newline: int = DEFAULT_NEWLINE
+    collapse: bool = False  # fold whitespace first (glyphfold.render.collapse)
 
     def __post_init__(self) -> None:
         if self.cols < MIN_COLS:
@@ -218,6 +220,15 @@ class Layout:
         self.with_src = with_src
         # numba kernels or the numpy path (glyphfold.render.backend decides by default)
         self.kernels = backend.use_kernels(int(cps.shape[0])) if kernels is None else kernels
+        self.source_cps = cps
+        self.orig: np.ndarray | None = None  # folded offset -> source offset (collapse)
+        self.folded = 0
+        if config.collapse:
+            text = cps.tobytes().decode("utf-32-le", "surrogatepass")
+            folded, self.orig, self.folded = collapse_whitespace(
+                text, reflow=config.reflow, tab_size=config.tab_size
+            )
+            cps = to_codepoints(folded)
         self.cls = class_table(cps)
         # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
         if cps.shape[0] and int(cps.max()) >= 0x300:
@@ -230,8 +241,14 @@ class Layout:
 
     @property
     def dropped(self) -> dict[str, int]:
-        """Characters dropped by rule so far, by rule name (zero counts omitted)."""
-        return {name: int(v) for name, v in zip(RULES, self._counts, strict=True) if v}
+        """Characters dropped by rule so far, by rule name (zero counts omitted).
+
+        With ``collapse``, ``"whitespace"`` counts the source characters folded away.
+        """
+        out = {name: int(v) for name, v in zip(RULES, self._counts, strict=True) if v}
+        if self.folded:
+            out["whitespace"] = self.folded
+        return out
 
     def pages(self, *, reuse: bool = False) -> Iterator[PageLayout]:
         """Yield pages in order.
@@ -278,14 +295,21 @@ class Layout:
             if used == 0:
                 return
             end = int(state[K.S_POS])
-            yield PageLayout(
-                grid=grid,
-                n_rows=int(used),
-                row_start=row_start[:used],
-                span=(start, end),
-                src=src if self.with_src else None,
-            )
+            yield self._page(grid, int(used), row_start[:used], (start, end), src)
             start = end
+
+    def _page(self, grid, n_rows, row_start, span, src) -> PageLayout:
+        """A laid-out page, its offsets mapped back to the source when it was folded."""
+        src = src if self.with_src else None
+        orig = self.orig
+        if orig is not None:
+            # offset 0 stays 0: what was folded away before the first kept character
+            # belongs to the first row
+            row_start = np.where(row_start == 0, 0, orig[row_start])
+            span = (int(orig[span[0]]) if span[0] else 0, int(orig[span[1]]))
+            if src is not None:
+                src = np.where(src >= 0, orig[np.maximum(src, 0)], -1)
+        return PageLayout(grid=grid, n_rows=n_rows, row_start=row_start, span=span, src=src)
 
 
 def layout_text(
@@ -299,6 +323,7 @@ def layout_text(
     newline: int = DEFAULT_NEWLINE,
     with_src: bool = False,
     kernels: bool | None = None,
+    collapse: bool = False,
 ) -> tuple[list[PageLayout], dict[str, int]]:
     """Lay out ``text`` into pages; return (pages, dropped-by-rule counts).
 
@@ -312,6 +337,7 @@ def layout_text(
         reflow=reflow,
         continuation=continuation,
         newline=newline,
+        collapse=collapse,
     )
     lay = Layout(to_codepoints(text), cfg, with_src=with_src, kernels=kernels)
     pages = list(lay.pages())

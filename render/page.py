@@ -17,6 +17,7 @@ from glyphfold.render import backend, vector
 from glyphfold.render.atlas import Atlas, get_atlas
 from glyphfold.render.config import Setup, page_size
 from glyphfold.render.encode import encode_png, png_from_scanlines, row_bytes
+from glyphfold.render.ink import page_ink
 from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout, to_codepoints
 
 
@@ -50,6 +51,8 @@ def blit(
     y0: int = 0,
     x0: int = 0,
     kernels: bool | None = None,
+    ink: np.ndarray | None = None,
+    strengths: tuple[float, ...] = (),
 ) -> np.ndarray:
     """Draw the printed rows of ``layout`` with ``atlas`` cells; return the drawn (h, w) view.
 
@@ -58,17 +61,22 @@ def blit(
     its rows are whole 64-bit words and ``x0`` is a multiple of 8, the kernels
     write words (columns past the drawn cells then hold paper, which encoders
     ignore). ``kernels`` picks the numba kernels or the numpy path (default: the
-    backend's choice).
+    backend's choice). ``ink`` (rows, cols) uint8 gives each cell an ink level: 0
+    is full ink, ``k`` is ``strengths[k - 1]`` (see :meth:`Atlas.inked`).
     """
     cols = layout.grid.shape[1]
     h = layout.n_rows * atlas.cell_h
     w = cols * atlas.cell_w
     if out is None:
         out = np.full((y0 + h, -(-(x0 + w) // 8) * 8), 255, dtype=np.uint8)
-    cells = atlas.cells  # one read: another thread may grow the atlas meanwhile
+    if ink is not None and strengths:
+        cells, stride = atlas.inked(strengths)
+    else:
+        # one read: another thread may grow the atlas meanwhile
+        cells, stride, ink = atlas.cells, 0, _NO_INK
     args = (layout.grid, layout.n_rows, atlas.table)
     if not _kernels(kernels):
-        vector.blit_page(*args, cells, _NO_INK, 0, out, y0, x0)
+        vector.blit_page(*args, cells, ink, stride, out, y0, x0)
         return out[y0 : y0 + h, x0 : x0 + w]
     K = backend.kernels()
     aligned = out.shape[1] % 8 == 0 and out.flags.c_contiguous and x0 % 8 == 0
@@ -76,12 +84,12 @@ def blit(
         page64 = out.view(np.uint64)
         if atlas.cell_w == 8:
             cells64 = cells.view(np.uint64).reshape(cells.shape[0], atlas.cell_h)
-            K.blit_page_u64(*args, cells64, _NO_INK, 0, page64, y0, x0 // 8)
+            K.blit_page_u64(*args, cells64, ink, stride, page64, y0, x0 // 8)
         else:
-            words = atlas.words()
-            K.blit_page_stream(*args, words, atlas.cell_w, _NO_INK, 0, page64, y0, x0 // 8)
+            words = atlas.words(cells if stride else None)
+            K.blit_page_stream(*args, words, atlas.cell_w, ink, stride, page64, y0, x0 // 8)
     else:
-        K.blit_page(*args, cells, _NO_INK, 0, out, y0, x0)
+        K.blit_page(*args, cells, ink, stride, out, y0, x0)
     return out[y0 : y0 + h, x0 : x0 + w]
 
 
@@ -125,15 +133,16 @@ def atlas_for(setup: Setup) -> Atlas:
     return get_atlas(setup.chain, cell_w=setup.cell_w, cell_h=setup.cell_h, bits=setup.bits)
 
 
-def prepare(setup: Setup, text: str) -> tuple[Atlas, Layout]:
+def prepare(setup: Setup, text: str, *, with_src: bool = False) -> tuple[Atlas, Layout]:
     """Lay ``text`` out for ``setup`` and make sure the atlas holds every glyph it shows.
 
     The atlas is filled from the code points the layout draws (``lay.cps``), not
     the source's: a base letter followed by combining marks is drawn as its
-    precomposed letter, which the source never contains.
+    precomposed letter, which the source never contains. ``with_src`` keeps each
+    cell's source offset (ink levels need it).
     """
     atlas = atlas_for(setup)
-    lay = Layout(to_codepoints(text), setup.config)
+    lay = Layout(to_codepoints(text), setup.config, with_src=with_src)
     cfg = setup.config
     extra = (cfg.continuation, cfg.newline, *set(FOLD_CHARS.tolist()))
     atlas.prepare(lay.cps, lay.cls, extra)
@@ -156,9 +165,12 @@ class PageWriter:
         max_bytes: int | None,
         keep_pixels: bool = False,
         kernels: bool | None = None,
+        ink: tuple[np.ndarray, tuple[float, ...]] | None = None,
     ) -> None:
         self.setup = setup
         self.kernels = _kernels(kernels)
+        # (per-source-char ink level, strengths) from glyphfold.render.ink, or None
+        self.ink = ink
         self.atlas = atlas
         self.level = level
         self.max_bytes = max_bytes
@@ -170,6 +182,7 @@ class PageWriter:
             and setup.cell_w <= MAX_BITS_CELL_W
             and m % 8 == 0  # the bit blit starts rows on a whole byte
             and not keep_pixels
+            and ink is None
         )
         if self.direct:
             self.raw = np.empty((page_h, 1 + row_bytes(page_w, 1)), dtype=np.uint8)
@@ -191,7 +204,20 @@ class PageWriter:
                 self.raw[used_h:h, 0] = 0
                 self.raw[used_h:h, 1:] = 0xFF
         else:
-            blit(pl, self.atlas, self.buf, y0=m, x0=m, kernels=self.kernels)
+            grid_ink, strengths = None, ()
+            if self.ink is not None and pl.src is not None:
+                levels, strengths = self.ink
+                grid_ink = page_ink(pl.src, pl.row_start, pl.n_rows, levels)
+            blit(
+                pl,
+                self.atlas,
+                self.buf,
+                y0=m,
+                x0=m,
+                kernels=self.kernels,
+                ink=grid_ink,
+                strengths=strengths,
+            )
             self.buf[used_h:h] = 255
         return w, h
 
@@ -234,8 +260,9 @@ def render_pages(
     level: int,
     max_bytes: int | None,
     keep_pixels: bool = False,
+    ink: tuple[np.ndarray, tuple[float, ...]] | None = None,
 ) -> Iterator[Page]:
-    """Yield the encoded pages of a prepared layout, in order."""
+    """Yield the encoded pages of a prepared layout, in order (``ink``: see PageWriter)."""
     writer = PageWriter(
         setup,
         atlas,
@@ -243,6 +270,7 @@ def render_pages(
         max_bytes=max_bytes,
         keep_pixels=keep_pixels,
         kernels=lay.kernels,
+        ink=ink,
     )
     for pl in lay.pages(reuse=not keep_pixels):
         yield writer.page(pl)
