@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
 from glyphfold.fonts.raster import Rasterizer
 from glyphfold.render import codes as K
 from glyphfold.render import vector
@@ -28,6 +29,28 @@ def quantize(ink: np.ndarray, bits: int) -> np.ndarray:
     levels = (1 << bits) - 1
     q = (paper * levels + 127) // 255
     return (q * 255 // levels).astype(np.uint8)
+
+
+def mark_stand_in(codepoint: int, cell_w: int, cell_h: int) -> np.ndarray | None:
+    """Ink of the layout marks for a font chain that has no glyph for them, else None.
+
+    The newline mark (U+258C) is the left half of the cell; the continuation mark
+    (U+21AA) a hook arrow: a short stroke down the left, then right to a head.
+    """
+    ink = np.zeros((cell_h, cell_w), dtype=np.uint8)
+    if codepoint == NEWLINE_CODEPOINT:
+        ink[:, : max(1, cell_w // 2)] = 255
+        return ink
+    if codepoint == CONTINUATION_CODEPOINT:
+        mid = cell_h // 2
+        top = max(0, mid - cell_h // 4)
+        ink[top : mid + 1, 0] = 255  # the hook
+        ink[mid, : cell_w - 1] = 255  # the shaft
+        for d in range(1, min(3, cell_w // 2)):  # the head
+            ink[mid - d, cell_w - 1 - d] = 255
+            ink[min(cell_h - 1, mid + d), cell_w - 1 - d] = 255
+        return ink
+    return None
 
 
 def replacement_box(cell_w: int, cell_h: int) -> np.ndarray:
@@ -84,6 +107,8 @@ class Atlas:
                 if self.table[cp] >= 0:
                     continue
                 ink = self.raster.render(cp, width_cells=2 if w else 1)
+                if ink is None:
+                    ink = mark_stand_in(cp, self.cell_w, self.cell_h)
                 if ink is None:
                     self.missing.add(cp)
                     self.table[cp] = self._wide_box if w else self._box

@@ -23,7 +23,8 @@ Rules (what reaches the page, and what is *dropped by rule* and counted):
 * East Asian Wide/Fullwidth characters take two cells; the second holds
   ``WIDE_CONT``. Everything else printable takes one cell.
 * A line longer than the row wraps; the next row starts with the continuation
-  mark (``CONTINUATION_CODEPOINT``, default U+21AA). Reflow mode wraps without it.
+  mark (``CONTINUATION_CODEPOINT``, U+21AA ↪). Reflow mode wraps without it and
+  draws each line break as the newline mark (``NEWLINE_CODEPOINT``, U+258C ▌).
   A wide glyph or a folded-emoji label never splits: it moves whole to the next row.
 
 Provenance: each row ``r`` of a page covers source offsets
@@ -49,7 +50,7 @@ from glyphfold.errors import LayoutError
 # Same code points as glyphfold.fonts.pixel.CONTINUATION_CODEPOINT / NEWLINE_CODEPOINT
 # (the renderer passes those; layout stays importable without the font package).
 DEFAULT_CONTINUATION = 0x21AA  # ↪
-DEFAULT_NEWLINE = 0x21B5  # ↵
+DEFAULT_NEWLINE = 0x258C  # ▌
 # A row must hold the continuation mark plus the longest folded-emoji label,
 # because labels wrap whole (they never split across rows).
 MIN_COLS = 12

@@ -102,7 +102,7 @@ def naive_layout(
     tab_size: int = 8,
     reflow: bool = False,
     continuation: int = 0x21AA,
-    newline: int = 0x21B5,
+    newline: int = 0x258C,
 ) -> tuple[list[dict], dict[str, int]]:
     """Return (pages, dropped); each page has grid, src, row_start, span."""
     dropped = dict.fromkeys(RULES, 0)
