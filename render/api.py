@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from glyphfold.fonts.resolve import install_hint
+from glyphfold.fonts.resolve import install_hint, pip_hint
 from glyphfold.render import backend
 from glyphfold.render.config import Setup, page_size, parse_size, resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, row_bytes
@@ -158,7 +158,9 @@ def _hints(missing: dict[int, int]) -> tuple[str, ...]:
     out = []
     for pkg, cps in sorted(by_pkg.items()):
         sample = ", ".join(f"U+{c:04X}" for c in cps[:5]) + (" ..." if len(cps) > 5 else "")
-        out.append(f"no font has {sample}; install one, e.g. `apt-get install {pkg}`")
+        extra = pip_hint(cps[0])
+        alt = f" or `pip install '{extra}'`" if extra else ""
+        out.append(f"no font has {sample}; install one, e.g. `apt-get install {pkg}`{alt}")
     return tuple(out)
 
 
