@@ -95,6 +95,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(msg)
     text = mixed_transcript(args.chars)
     opts = {"profile": args.profile, "shape": args.shape, "font": font}
+    # the comparison times the engine's steady state: the numba kernels, loaded and warm
+    # (a fresh process's first render is what the fresh-process rows measure)
+    from glyphfold.render import backend
+
+    backend.kernels()
     setup = resolve_setup(**opts)
     cfg = setup.config
 

@@ -101,7 +101,7 @@ def test_user_numba_cache_dir_does_not_redirect_ours(tmp_path):
 
 @pytest.mark.slow
 def test_install_render_uninstall_leaves_nothing(tmp_path):
-    """pip install of the wheel, a kernel render, pip uninstall: no glyphfold/ dir is left."""
+    """pip install, a kernel render, glyphfold bench, pip uninstall: no glyphfold/ is left."""
     root = Path(__file__).resolve().parents[2]
     src = tmp_path / "src"  # a copy: building writes build/ and *.egg-info next to the sources
     src.mkdir()
@@ -133,6 +133,14 @@ def test_install_render_uninstall_leaves_nothing(tmp_path):
         [str(py), "-c", _CHILD, "2"], check=True, env=env, cwd=tmp_path, timeout=600,
         capture_output=True,
     )  # fmt: skip
+    assert not _numba_files(site)
+    # glyphfold bench runs from the install, away from any source checkout
+    bench = subprocess.run(
+        [str(venv / "bin" / "glyphfold"), "bench", "--chars", "4000", "--no-fresh",
+         "--repeat", "1", "--baseline-pages", "1", "--json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, check=True,
+    )  # fmt: skip
+    assert json.loads(bench.stdout)["speedup_vs_pillow"] > 0
     assert not _numba_files(site)
     subprocess.run([*pip, "uninstall", "-y", "glyphfold"], check=True, timeout=300)
     assert not site.exists(), sorted(str(p) for p in site.rglob("*"))
