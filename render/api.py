@@ -102,15 +102,18 @@ def plan_text(
     tab_size: int = 8,
     margin: int | None = None,
     collapse: bool = False,
+    ink: InkSpans = (),
 ) -> TextPlan:
     """Plan the pages of ``text`` as :func:`render_text` with the same options would.
 
     Laying out is a fraction of rendering: callers that try many candidate texts
-    (the snapshot rung) plan them and render once.
+    (the snapshot rung) plan them and render once. ``ink`` only matters for the
+    bit depth it implies (light ink: 2 bpp), hence ``max_png_bytes``.
     """
     if not isinstance(text, str):
         msg = f"text must be str, got {type(text).__name__}"
         raise InputError(msg)
+    bits = _ink_bits(ink, len(text), bits)[1]
     setup = resolve_setup(
         profile=profile,
         shape=shape,
@@ -138,6 +141,19 @@ def plan_text(
     # uncompressed size bounds the PNG (deflate never loses much on glyph pages)
     nbytes = full_h * (1 + row_bytes(full_w, setup.bits)) + 1024
     return TextPlan(tuple(starts), tuple(tokens), tuple(sizes), nbytes)
+
+
+def _ink_bits(
+    ink: InkSpans, n_chars: int, bits: int | None
+) -> tuple[tuple[np.ndarray | None, tuple[float, ...]], int | None]:
+    """Ink levels of the spans, and the bit depth they need (light ink: at least 2)."""
+    levels = ink_levels(ink, n_chars)
+    if levels[0] is not None:
+        if bits == 1:
+            msg = "lighter ink needs gray levels: pass bits=2 or more, or leave bits unset"
+            raise InputError(msg)
+        bits = 2 if bits is None else bits
+    return levels, bits
 
 
 def _count_missing(cps: np.ndarray, missing: set[int]) -> dict[int, int]:
@@ -203,12 +219,7 @@ def render_text(
     if not isinstance(text, str):
         msg = f"text must be str, got {type(text).__name__}"
         raise InputError(msg)
-    levels, strengths = ink_levels(ink, len(text))
-    if levels is not None:
-        if bits == 1:
-            msg = "lighter ink needs gray levels: pass bits=2 or more, or leave bits unset"
-            raise InputError(msg)
-        bits = 2 if bits is None else bits
+    (levels, strengths), bits = _ink_bits(ink, len(text), bits)
     setup = resolve_setup(
         profile=profile,
         shape=shape,

@@ -55,6 +55,9 @@ def test_ink_changes_no_layout_and_both_paths_agree(monkeypatch):
     plan = plan_text(TEXT * 40, shape="dense", bits=2)
     assert plan.page_starts == tuple(p.source_span[0] for p in out[0].pages)
     assert plan.image_tokens == out[0].image_tokens
+    inked_plan = plan_text(TEXT * 40, shape="dense", ink=spans)  # implies 2 bpp, as render
+    assert inked_plan == plan
+    assert max(len(p.png) for p in out[0].pages) <= inked_plan.max_png_bytes
 
 
 def test_later_spans_win_and_full_ink_spans_cost_nothing():
