@@ -102,9 +102,7 @@ def responses_history(turns: int = 8, chars: int = 6000) -> dict[str, Any]:
                 "id": f"msg_{t}",
                 "role": "assistant",
                 "status": "completed",
-                "content": [
-                    {"type": "output_text", "text": f"Part {t} read.", "annotations": []}
-                ],
+                "content": [{"type": "output_text", "text": f"Part {t} read.", "annotations": []}],
             }
         )
     items.append({"role": "user", "content": "Summarise what you changed."})
@@ -151,7 +149,10 @@ def bedrock_history(turns: int = 8, chars: int = 6000) -> dict[str, Any]:
     msgs: list[Any] = [
         {
             "role": "user",
-            "content": [{"text": "Task: refactor the helpers."}, {"cachePoint": {"type": "default"}}],
+            "content": [
+                {"text": "Task: refactor the helpers."},
+                {"cachePoint": {"type": "default"}},
+            ],
         }
     ]
     for t in range(turns):
@@ -195,7 +196,10 @@ def bedrock_history(turns: int = 8, chars: int = 6000) -> dict[str, Any]:
     msgs.append({"role": "user", "content": [{"text": "Summarise what you changed."}]})
     return {
         "modelId": "anthropic.claude-sonnet-4",
-        "system": [{"text": "You are a careful coding agent."}, {"cachePoint": {"type": "default"}}],
+        "system": [
+            {"text": "You are a careful coding agent."},
+            {"cachePoint": {"type": "default"}},
+        ],
         "messages": msgs,
         "inferenceConfig": {"maxTokens": 1024},
     }
