@@ -18,19 +18,23 @@ class Capture:
 
     def __init__(self, reply: dict[str, Any]) -> None:
         self.reply = reply
+        self._http: Any = httpx
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: Any) -> Any:
         self.bodies.append(json.loads(request.content or b"{}"))
         self.paths.append(request.url.path)
-        return httpx.Response(200, json=self.reply)
+        return self._http.Response(200, json=self.reply)
 
-    def client(self) -> httpx.Client:
-        return httpx.Client(transport=httpx.MockTransport(self))
+    def client(self, http: Any = httpx) -> Any:
+        """A client of ``http`` (httpx, or httpx2 for the SDKs built on it)."""
+        self._http = http
+        return http.Client(transport=http.MockTransport(self))
 
-    def async_client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(transport=httpx.MockTransport(self))
+    def async_client(self, http: Any = httpx) -> Any:
+        self._http = http
+        return http.AsyncClient(transport=http.MockTransport(self))
 
 
 RESPONSE_REPLY = {
@@ -64,19 +68,30 @@ ANTHROPIC_REPLY = {
 GEMINI_REPLY = {"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}}]}
 
 
+def _sdk_http(module: Any) -> Any:
+    """The HTTP package an SDK is built on (httpx, or httpx2 in newer releases)."""
+    import importlib
+    import sys
+
+    base = sys.modules[module.__name__ + "._base_client"]
+    return importlib.import_module("httpx2") if hasattr(base, "httpx2") else httpx
+
+
 def openai_client(capture: Capture) -> Any:
     import openai
 
+    http = capture.client(_sdk_http(openai))
     return openai.OpenAI(
-        api_key="test", base_url="http://mock.local/v1", http_client=capture.client(), max_retries=0
+        api_key="test", base_url="http://mock.local/v1", http_client=http, max_retries=0
     )
 
 
 def anthropic_client(capture: Capture) -> Any:
     import anthropic
 
+    http = capture.client(_sdk_http(anthropic))
     return anthropic.Anthropic(
-        api_key="test", base_url="http://mock.local", http_client=capture.client(), max_retries=0
+        api_key="test", base_url="http://mock.local", http_client=http, max_retries=0
     )
 
 

@@ -281,6 +281,8 @@ def _image_part(b: Image) -> dict[str, Any]:
             old == b.url or parse_data_url(old) == (b.media_type, b.data)
         )
         out["image_url"] = old if keep else b.data_url
+        if not keep:
+            out.setdefault("detail", "high")
         return out
     detail = "high"
     if raw is not None and isinstance(raw.get("image_url"), Mapping):
