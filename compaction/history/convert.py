@@ -85,7 +85,7 @@ def _keep(blocks: tuple[Block, ...], kinds: tuple[type, ...]) -> tuple[list[Bloc
 
 
 def _to_anthropic(h: History) -> History:
-    system_texts: list[str] = []
+    system_texts: list[str] = [h.system_text] if h.system_text else []
     out: list[list[Any]] = []  # [role, blocks]
     dropped = 0
     started = False
@@ -216,6 +216,12 @@ def convert_history(history: Any, *, to: str) -> Any:
     if h.format == to:
         return history
     result = _to_openai(h) if to in TOOL_MESSAGE_FORMATS else _to_anthropic(h)
+    if {h.format, to} - {OPENAI, ANTHROPIC}:
+        # request keys of one family mean nothing (or another format) in the other
+        extra = {k: v for k, v in h.extra.items() if k == "model"}
+        result = History(
+            result.format, result.messages, result.system, result.envelope, extra, result.meta
+        )
     if to != result.format:
         system = result.system
         if to == BEDROCK and isinstance(system, str):
