@@ -343,5 +343,11 @@ def _system_text(s: Any) -> str:
         t = s.get("text")
         return t if isinstance(t, str) else ""
     if isinstance(s, list | tuple):
-        return "\n".join(_system_text(b) for b in s if isinstance(b, Mapping | str))
+        # markers (a Bedrock cachePoint block) carry no text and add no line
+        return "\n".join(
+            _system_text(b)
+            for b in s
+            if isinstance(b, str)
+            or (isinstance(b, Mapping) and ("text" in b or "parts" in b or "content" in b))
+        )
     return ""

@@ -132,8 +132,8 @@ def send_gemini(body: dict[str, Any]) -> dict[str, Any]:
     return cap.bodies[-1]
 
 
-def send_bedrock(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The JSON botocore builds (after its parameter validation) for ``converse(**kwargs)``."""
+def bedrock_client(reply: dict[str, Any], operation: str, sent: list[dict[str, Any]]) -> Any:
+    """A boto3 bedrock-runtime client whose ``operation`` answers ``reply`` locally."""
     import boto3
     from botocore.awsrequest import AWSResponse
 
@@ -143,7 +143,6 @@ def send_bedrock(kwargs: dict[str, Any]) -> dict[str, Any]:
         aws_access_key_id="test",
         aws_secret_access_key="test",
     )
-    sent: list[dict[str, Any]] = []
 
     class _Raw:
         def stream(self, **_: Any) -> Any:
@@ -151,16 +150,24 @@ def send_bedrock(kwargs: dict[str, Any]) -> dict[str, Any]:
 
     def before_send(request: Any, **_: Any) -> AWSResponse:
         sent.append(json.loads(request.body))
-        reply = {
-            "output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
-            "stopReason": "end_turn",
-            "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
-            "metrics": {"latencyMs": 1},
-        }
         resp = AWSResponse(request.url, 200, {"content-type": "application/json"}, _Raw())
         resp._content = json.dumps(reply).encode()
         return resp
 
-    client.meta.events.register("before-send.bedrock-runtime.Converse", before_send)
-    client.converse(**kwargs)
+    client.meta.events.register(f"before-send.bedrock-runtime.{operation}", before_send)
+    return client
+
+
+CONVERSE_REPLY = {
+    "output": {"message": {"role": "assistant", "content": [{"text": "ok"}]}},
+    "stopReason": "end_turn",
+    "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+    "metrics": {"latencyMs": 1},
+}
+
+
+def send_bedrock(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The JSON botocore builds (after its parameter validation) for ``converse(**kwargs)``."""
+    sent: list[dict[str, Any]] = []
+    bedrock_client(CONVERSE_REPLY, "Converse", sent).converse(**kwargs)
     return sent[-1]
