@@ -33,6 +33,15 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
         effective_context_budget,
     )
     from glyphfold.compaction.history.convert import convert_history
+    from glyphfold.compaction.history.counters import (
+        AnthropicRequestCounter,
+        BedrockRequestCounter,
+        EstimateRequestCounter,
+        GeminiRequestCounter,
+        OpenAIRequestCounter,
+        RequestCounter,
+        calibrated_budget,
+    )
     from glyphfold.compaction.history.events import (
         CheckpointDropped,
         EventBus,
@@ -45,7 +54,13 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     )
     from glyphfold.compaction.history.evict import EvictingHistory
     from glyphfold.compaction.history.loop import LoopGuard
-    from glyphfold.compaction.history.messages import History, to_canonical, to_wire
+    from glyphfold.compaction.history.messages import (
+        FORMATS,
+        History,
+        detect_format,
+        to_canonical,
+        to_wire,
+    )
     from glyphfold.compaction.history.overflow import is_context_overflow_error
     from glyphfold.compaction.history.request import prepare_request
     from glyphfold.compaction.history.tokens import (
@@ -64,6 +79,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     )
     from glyphfold.compaction.history.turns import bound_tool_result, segment_turns, sweep_orphans
     from glyphfold.compaction.history.validate import validate_history
+    from glyphfold.compaction.ladder.aio import acompact, arecover, ashake
     from glyphfold.compaction.ladder.api import compact, recover, shake
     from glyphfold.compaction.ladder.provider import provider_messages
     from glyphfold.compaction.ladder.registry import LadderConfig
@@ -155,6 +171,9 @@ _LAZY: dict[str, str] = {
 
 # a literal list: type checkers read it to know what the package exports
 __all__ = [
+    "FORMATS",
+    "AnthropicRequestCounter",
+    "BedrockRequestCounter",
     "BpeCounter",
     "BudgetConfig",
     "CheckpointDropped",
@@ -163,9 +182,11 @@ __all__ = [
     "ContextOverflowError",
     "ElideConfig",
     "EncodeError",
+    "EstimateRequestCounter",
     "EventBus",
     "EvictingHistory",
     "FontNotFoundError",
+    "GeminiRequestCounter",
     "GlyphfoldError",
     "HeuristicCounter",
     "History",
@@ -177,10 +198,12 @@ __all__ = [
     "LoopGuard",
     "MessagesEvicted",
     "NotFoundError",
+    "OpenAIRequestCounter",
     "OrphansSwept",
     "OverflowRecovery",
     "Profile",
     "RenderResult",
+    "RequestCounter",
     "Shape",
     "SnapshotConfig",
     "StoreError",
@@ -194,11 +217,16 @@ __all__ = [
     "UnknownProfileError",
     "UnknownShapeError",
     "__version__",
+    "acompact",
+    "arecover",
+    "ashake",
     "bound_tool_result",
     "bundled_fonts",
+    "calibrated_budget",
     "check_fits",
     "compact",
     "convert_history",
+    "detect_format",
     "effective_context_budget",
     "estimate_history_tokens",
     "get_profile",
