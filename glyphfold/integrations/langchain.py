@@ -29,16 +29,20 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    RemoveMessage,
-    SystemMessage,
-    ToolMessage,
-)
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
+try:
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        HumanMessage,
+        RemoveMessage,
+        SystemMessage,
+        ToolMessage,
+    )
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    msg = "glyphfold.integrations.langchain needs LangChain: pip install 'glyphfold[langchain]'"
+    raise ImportError(msg) from exc
 
 from glyphfold.compaction.history.images import parse_data_url
 from glyphfold.compaction.history.messages import (

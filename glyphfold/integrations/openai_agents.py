@@ -30,6 +30,15 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+try:
+    from agents.run_config import ModelInputData
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    msg = (
+        "glyphfold.integrations.openai_agents needs the Agents SDK: "
+        "pip install 'glyphfold[openai-agents]'"
+    )
+    raise ImportError(msg) from exc
+
 import glyphfold
 from glyphfold.compaction.history.wire.sdk import is_sdk_object, plain
 from glyphfold.integrations.policy import CompactionPolicy
@@ -92,8 +101,6 @@ class GlyphfoldInputFilter:
         return body, digests
 
     def _finish(self, data: Any, body: dict, digests: list[str], result: Any) -> Any:
-        from agents.run_config import ModelInputData
-
         if result is not None:
             body = result.messages
             with self._lock:
