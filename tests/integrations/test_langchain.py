@@ -10,11 +10,10 @@ from conftest import BUDGET, PLAN, RUNGS, TRIGGER, rerendered, snapshots, tool_o
 
 pytest.importorskip("langchain")
 from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
+from lc_fakes import ScriptedChat
 
 import glyphfold
 from glyphfold.integrations.langchain import (
@@ -23,19 +22,6 @@ from glyphfold.integrations.langchain import (
     glyphfold_pre_model_hook,
     to_history,
 )
-
-
-class ScriptedChat(GenericFakeChatModel):
-    """LangChain's own fake chat model, recording what it receives (tools bound as-is)."""
-
-    received: list = Field(default_factory=list)
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.received.append(list(messages))
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
 
 @tool
