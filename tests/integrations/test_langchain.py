@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from conftest import BUDGET, PLAN, RUNGS, TRIGGER, rerendered, snapshots, tool_output
+from adapter_plan import BUDGET, PLAN, RUNGS, TRIGGER, rerendered, snapshots, tool_output
 
 pytest.importorskip("langchain")
 from langchain.agents import create_agent

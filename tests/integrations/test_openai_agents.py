@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from conftest import BUDGET, PLAN, RUNGS, TRIGGER, rerendered, snapshots, tool_output
+from adapter_plan import BUDGET, PLAN, RUNGS, TRIGGER, rerendered, snapshots, tool_output
 
 agents = pytest.importorskip("agents")
 from agents import Agent, RunConfig, Runner, function_tool, handoff  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from conftest import BUDGET, PLAN, RUNGS, TRIGGER, rerendered, snapshots, tool_output
+from adapter_plan import BUDGET, PLAN, RUNGS, TRIGGER, rerendered, snapshots, tool_output
 
 pytest.importorskip("pydantic_ai")
 from pydantic_ai import Agent

@@ -285,10 +285,15 @@ def _image_part(b: Image) -> dict[str, Any]:
             out.setdefault("detail", "high")
         return out
     detail = "high"
-    if raw is not None and isinstance(raw.get("image_url"), Mapping):
-        # the ladder names the detail level its pricing assumes (Chat Completions shape)
-        detail = raw["image_url"].get("detail") or detail
-    return {"type": "input_image", "image_url": b.data_url, "detail": detail}
+    out: dict[str, Any] = {"type": "input_image", "image_url": b.data_url}
+    if raw is not None:
+        if isinstance(raw.get("image_url"), Mapping):
+            # the ladder names the detail level its pricing assumes (Chat Completions shape)
+            detail = raw["image_url"].get("detail") or detail
+        if "prompt_cache_breakpoint" in raw:
+            out["prompt_cache_breakpoint"] = dict(raw["prompt_cache_breakpoint"])
+    out["detail"] = detail
+    return out
 
 
 def _part(b: Block, role: str) -> Any:
