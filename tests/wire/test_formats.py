@@ -178,3 +178,13 @@ def test_compaction_is_byte_identical_for_the_same_input(fmt, bodies, compacted)
     again = glyphfold.compact(copy.deepcopy(bodies[fmt]), budget=FIRST, profile=PROFILES[fmt])
     assert [p.png for p in again.pages] == [p.png for p in compacted[fmt].pages]
     assert _clean(again.messages) == _clean(compacted[fmt].messages)
+
+
+def test_reactive_recovery_end_to_end(fmt, bodies):
+    """SPEC §3.6: after an overflow, two thirds of the estimate, model-free, still valid."""
+    body = bodies[fmt]
+    err = ValueError("prompt is too long: 210000 tokens > 200000 maximum")
+    r = glyphfold.recover(body, error=err, profile=PROFILES[fmt])
+    assert r.tokens_after <= r.tokens_before * 2 // 3
+    assert find_violations(r.messages) == []
+    SEND[fmt](_sendable(fmt, r.messages))

@@ -19,6 +19,7 @@ def _http_error(module, cls_name, status, body):
     return cls(str(body), response=response, body=body)
 
 
+@pytest.mark.slow  # importing litellm takes ~15 s
 def test_litellm_context_window_error_by_type(litellm_module):
     err = litellm_module.ContextWindowExceededError(
         message="upstream said no", model="m", llm_provider="openai"

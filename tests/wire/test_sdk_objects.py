@@ -152,6 +152,7 @@ def test_google_genai_content_objects():
     assert [types.Content.model_validate(c) for c in out]
 
 
+@pytest.mark.slow  # importing litellm takes ~15 s
 def test_litellm_messages(litellm_module):
     from litellm.types.utils import ChatCompletionMessageToolCall, Function, Message
 
