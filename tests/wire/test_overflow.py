@@ -19,16 +19,6 @@ def _http_error(module, cls_name, status, body):
     return cls(str(body), response=response, body=body)
 
 
-@pytest.mark.slow  # importing litellm takes ~15 s
-def test_litellm_context_window_error_by_type(litellm_module):
-    err = litellm_module.ContextWindowExceededError(
-        message="upstream said no", model="m", llm_provider="openai"
-    )
-    assert is_context_overflow_error(err)
-    other = litellm_module.BadRequestError(message="bad image", model="m", llm_provider="openai")
-    assert not is_context_overflow_error(other)
-
-
 def test_langchain_context_overflow_family_by_type():
     from langchain_core.exceptions import ContextOverflowError
 

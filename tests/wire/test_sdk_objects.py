@@ -152,31 +152,6 @@ def test_google_genai_content_objects():
     assert [types.Content.model_validate(c) for c in out]
 
 
-@pytest.mark.slow  # importing litellm takes ~15 s
-def test_litellm_messages(litellm_module):
-    from litellm.types.utils import ChatCompletionMessageToolCall, Function, Message
-
-    def step(t):
-        call = Message(
-            role="assistant",
-            content=None,
-            tool_calls=[
-                ChatCompletionMessageToolCall(
-                    id=f"c{t}", type="function", function=Function(name="read", arguments="{}")
-                )
-            ],
-        )
-        return [
-            {"role": "user", "content": f"step {t}"},
-            call,
-            {"role": "tool", "tool_call_id": f"c{t}", "content": big_text(t, 4000)},
-            Message(role="assistant", content=f"done {t}"),
-        ]
-
-    out = _check(_turns(6, step), "openai")
-    assert "provider_specific_fields" not in out[1]
-
-
 def test_one_sdk_object_is_not_a_history():
     from openai.types.chat import ChatCompletionMessage
 

@@ -102,7 +102,10 @@ def responses_history(turns: int = 8, chars: int = 6000) -> dict[str, Any]:
                 "id": f"msg_{t}",
                 "role": "assistant",
                 "status": "completed",
-                "content": [{"type": "output_text", "text": f"Part {t} read.", "annotations": []}],
+                "content": [
+                    {"type": "output_text", "text": f"Part {t} read.", "annotations": []},
+                    *([{"type": "refusal", "refusal": "Not that part."}] if t == 1 else []),
+                ],
             }
         )
     items.append({"role": "user", "content": "Summarise what you changed."})

@@ -422,7 +422,7 @@ def _serialise_assistant(m: Message) -> list[Any]:
         elif isinstance(b, ToolResult):
             msg = "a Responses assistant message holds no tool result other than mcp_call's"
             raise HistoryFormatError(msg)
-        elif isinstance(b, Unknown) and ((base is not None and b.raw is base) or _is_item(b.raw)):
+        elif isinstance(b, Unknown) and (b.raw is base if owner is not None else _is_item(b.raw)):
             close()
             out.append(b.raw)
         else:  # a content part of an assistant message item
@@ -437,7 +437,8 @@ def _serialise_assistant(m: Message) -> list[Any]:
 
 
 def _is_item(x: Any) -> bool:
-    return is_mapping(x) and (x.get("type") in ITEM_TYPES or x.get("type") not in PART_TYPES)
+    """A new Unknown block that is a whole item (not a content part)."""
+    return is_mapping(x) and x.get("type") in ITEM_TYPES
 
 
 def serialise_items(m: Message) -> list[Any]:
