@@ -21,6 +21,7 @@ into the estimate's units, so that ``compact(budget=...)`` lands under the exact
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -32,6 +33,7 @@ from glyphfold.compaction.history.messages import (
     GEMINI,
     RESPONSES,
     History,
+    Unknown,
     coerce,
     to_wire,
 )
@@ -76,9 +78,31 @@ class EstimateRequestCounter:
         return n
 
 
+def _sendable(h: History) -> History:
+    """Without blocks that are no wire value (a framework's own part objects)."""
+    if all(
+        not isinstance(b, Unknown) or isinstance(b.raw, Mapping)
+        for m in h.messages
+        for b in m.blocks
+    ):
+        return h
+    return h.replace_messages(
+        [
+            dataclasses.replace(
+                m,
+                blocks=tuple(
+                    b for b in m.blocks if not isinstance(b, Unknown) or isinstance(b.raw, Mapping)
+                ),
+            )
+            for m in h.messages
+        ]
+    )
+
+
 def _wire(history: Any, fmt: str) -> Any:
     """The history in ``fmt``, as the provider takes it (no x_glyphfold keys)."""
     h, _ = coerce(history)
+    h = _sendable(h)
     if h.format != fmt:
         h = convert_history(h, to=fmt)
     wire = to_wire(h) if isinstance(h, History) else h

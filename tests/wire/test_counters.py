@@ -126,3 +126,19 @@ def test_calibrated_budget(compacted):
     assert calibrated_budget(compacted, estimate, EstimateRequestCounter()) == estimate
     with pytest.raises(glyphfold.InputError):
         calibrated_budget(compacted, 0, Doubling())
+
+
+def test_a_framework_history_is_counted_without_its_own_part_objects():
+    """pydantic-ai's thinking parts ride as Unknown blocks holding objects: never sent."""
+    pm = pytest.importorskip("pydantic_ai.messages")
+    from glyphfold.integrations.pydantic_ai import to_history
+
+    h = to_history(
+        [
+            pm.ModelRequest(parts=[pm.UserPromptPart("hi")]),
+            pm.ModelResponse(parts=[pm.ThinkingPart(content="hmm"), pm.TextPart("yo")]),
+        ]
+    )
+    cap = Capture({"input_tokens": 7})
+    assert AnthropicRequestCounter(anthropic_client(cap), model="m").count_request(h) == 7
+    assert cap.bodies[-1]["messages"][1]["content"] == "yo"
