@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "sessions": "glyphfold.commands.sessions",
     "export": "glyphfold.commands.export",
     "import": "glyphfold.commands.import_history",
+    "check": "glyphfold.commands.check",
     "bench": "glyphfold.commands.bench",
     "shapes": "glyphfold.commands.shapes",
     "validate": "glyphfold.commands.validate",

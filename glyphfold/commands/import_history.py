@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from glyphfold.compaction.store import open_store
-    from glyphfold.compaction.store.base import DUMP_FORMAT
+    from glyphfold.compaction.store.dump import DUMP_FORMAT
     from glyphfold.errors import InputError
 
     try:
