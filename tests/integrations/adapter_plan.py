@@ -1,8 +1,8 @@
 """Shared helpers of the adapter tests: tool output, turn plans, the ledger checks.
 
 Each adapter test drives its framework's own agent loop offline (the framework's fake
-or scripted model): a short first turn (the task, one tool step) then 4 turns of 5 tool
-steps (21 steps), every tool result large, the budget far below the whole run, so the
+or scripted model): a short first turn (the task, one tool step) then 9 turns of 3 tool
+steps (28 in all), every tool result large, the budget far below the whole run, so the
 adapter compacts more than once and the second compaction meets the first one's pages.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 
-PLAN = (1, 3, 3, 3, 3, 3, 3, 3)  # tool steps per user turn (22)
+PLAN = (1, 3, 3, 3, 3, 3, 3, 3, 3, 3)  # tool steps per user turn (28 in all)
 BUDGET = 4_000  # compact down to this...
-TRIGGER = 5_500  # ...once the request passes this
+TRIGGER = 8_000  # ...once the request passes this
 RUNGS = ("strip", "snapshot", "trim")  # pages, not stubs: what these tests look at
 
 

@@ -188,3 +188,15 @@ def test_reactive_recovery_end_to_end(fmt, bodies):
     assert r.tokens_after <= r.tokens_before * 2 // 3
     assert find_violations(r.messages) == []
     SEND[fmt](_sendable(fmt, r.messages))
+
+
+def test_the_estimate_prices_each_byte_once(fmt, bodies):
+    """Keys a wire dict sends are priced, but never twice (a result's output is its text)."""
+    from glyphfold.compaction.history.convert import convert_history
+
+    body = bodies[fmt]
+    if fmt == "responses":  # MCP calls have no Chat Completions counterpart: leave them out
+        body = {**body, "input": [i for i in body["input"] if i.get("type") != "mcp_call"]}
+    as_chat = convert_history(body, to="openai")  # the same text, images and calls
+    own, chat = glyphfold.estimate_history_tokens(body), glyphfold.estimate_history_tokens(as_chat)
+    assert chat * 0.9 <= own <= chat * 1.15, (own, chat)

@@ -37,6 +37,7 @@ __all__ = [
     "messages_key",
     "parse_entries",
     "serialise_entries",
+    "unpriced_keys_of",
     "wire_format",
 ]
 
@@ -67,6 +68,9 @@ class WireFormat:
     parse_messages: Callable[[Sequence[Any]], tuple[Message, ...]] | None = None
     serialise_messages: Callable[[Sequence[Message]], list[Any]] | None = None
     label: str = field(default="")  # human name for errors and docs
+    # the keys a message's wire dicts send beyond what its blocks price (None: the
+    # estimate's own key sets, made for Chat Completions and Anthropic, apply)
+    unpriced_keys: Callable[[Message], list[str]] | None = None
 
 
 WIRE_FORMATS: dict[str, WireFormat] = {
@@ -101,6 +105,7 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         check_system=responses.check_system,
         parse_messages=responses.parse_messages,
         serialise_messages=responses.serialise_messages,
+        unpriced_keys=responses.unpriced_keys,
         label="OpenAI Responses",
     ),
     GEMINI: WireFormat(
@@ -115,6 +120,7 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         check_system=gemini.check_system,
         parse_messages=gemini.parse_messages,
         serialise_messages=gemini.serialise_messages,
+        unpriced_keys=gemini.unpriced_keys,
         label="Gemini contents",
     ),
     BEDROCK: WireFormat(
@@ -127,6 +133,7 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         check_system=bedrock.check_system,
         parse_messages=bedrock.parse_messages,
         serialise_messages=bedrock.serialise_messages,
+        unpriced_keys=bedrock.unpriced_keys,
         label="Bedrock Converse",
     ),
 }
@@ -195,3 +202,9 @@ def message_signal(m: Any) -> str | None:
                     if t in fmt.part_types:
                         return fmt.name
     return None
+
+
+def unpriced_keys_of(m: Message) -> Callable[[Message], list[str]] | None:
+    """The format's own key pricing for ``m`` (judged by its wire dict), or None."""
+    name = message_signal(m.raw) if m.raw is not None else None
+    return WIRE_FORMATS[name].unpriced_keys if name is not None else None

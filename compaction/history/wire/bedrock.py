@@ -34,7 +34,7 @@ from glyphfold.compaction.history.model import (
     make_result,
     make_text,
 )
-from glyphfold.compaction.history.wire.base import fail, is_mapping
+from glyphfold.compaction.history.wire.base import extra_keys, fail, is_mapping
 
 from glyphfold.errors import HistoryFormatError
 
@@ -46,6 +46,7 @@ __all__ = [
     "serialise_message",
     "serialise_messages",
     "signals",
+    "unpriced_keys",
 ]
 
 ROLES = {"user": "user", "assistant": "assistant"}
@@ -294,3 +295,29 @@ def serialise_messages(messages: Sequence[Message]) -> list[Any]:
     """The ``messages`` list; new images follow the history's own bytes/base64 choice."""
     as_bytes = not _text_images(messages)
     return [_serialise(m, as_bytes) for m in messages]
+
+
+# --------------------------------------------------------------------------- pricing
+
+_MESSAGE_KEYS = frozenset({"role", "content", "x_glyphfold"})
+_BLOCK_KEYS = frozenset({"text", "image", "toolUse", "toolResult", "json"})
+_USE_KEYS = frozenset({"toolUseId", "name", "input"})
+_RESULT_KEYS = frozenset({"toolUseId", "content", "status"})
+
+
+def unpriced_keys(m: Message) -> list[str]:
+    """Keys a Converse message sends beyond what its blocks price."""
+    out: list[str] = []
+    raw = m.raw
+    extra_keys(out, raw, _MESSAGE_KEYS)
+    content = raw.get("content") if is_mapping(raw) else None
+    for b in content if isinstance(content, list) else ():
+        if not is_mapping(b) or not any(k in b for k in _BLOCK_KEYS):
+            continue  # cachePoint, reasoningContent...: Unknown blocks, priced whole
+        extra_keys(out, b, _BLOCK_KEYS)
+        extra_keys(out, b.get("toolUse"), _USE_KEYS)
+        tr = b.get("toolResult")
+        extra_keys(out, tr, _RESULT_KEYS)
+        for x in (tr.get("content") or ()) if is_mapping(tr) else ():
+            extra_keys(out, x, _BLOCK_KEYS)
+    return out

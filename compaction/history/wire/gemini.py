@@ -35,7 +35,7 @@ from glyphfold.compaction.history.model import (
     make_result,
     make_text,
 )
-from glyphfold.compaction.history.wire.base import fail, is_mapping
+from glyphfold.compaction.history.wire.base import extra_keys, fail, is_mapping
 
 from glyphfold.errors import HistoryFormatError
 
@@ -46,6 +46,7 @@ __all__ = [
     "serialise_message",
     "serialise_messages",
     "signals",
+    "unpriced_keys",
 ]
 
 ROLES = {"user": "user", "model": "assistant", "function": "user"}
@@ -297,3 +298,28 @@ def serialise_messages(messages: Sequence[Message]) -> list[Any]:
     """The ``contents`` list (a new function response names its call's function)."""
     names = {b.id: b.name for m in messages for b in m.blocks if isinstance(b, ToolCall)}
     return [_serialise(m, names) for m in messages]
+
+
+# --------------------------------------------------------------------------- pricing
+
+_MESSAGE_KEYS = frozenset({"role", "parts", "x_glyphfold"})
+_PART_KEYS = frozenset(
+    {"text", "thought", "inline_data", "inlineData", "file_data", "fileData"}
+    | {"function_call", "functionCall", "function_response", "functionResponse"}
+)
+_BODY_KEYS = frozenset({"id", "name", "args", "response", "parts"})
+
+
+def unpriced_keys(m: Message) -> list[str]:
+    """Keys a Content sends beyond what its blocks price (a thought signature, say)."""
+    out: list[str] = []
+    raw = m.raw
+    extra_keys(out, raw, _MESSAGE_KEYS)
+    parts = raw.get("parts") if is_mapping(raw) else None
+    for p in parts if isinstance(parts, list) else ():
+        if not is_mapping(p) or (p.get("thought") and "text" in p):
+            continue  # thought parts are Unknown blocks, priced whole
+        extra_keys(out, p, _PART_KEYS)
+        body = _get(p, "function_call") or _get(p, "function_response")
+        extra_keys(out, body, _BODY_KEYS)
+    return out

@@ -40,7 +40,7 @@ from glyphfold.compaction.history.model import (
     make_result,
     make_text,
 )
-from glyphfold.compaction.history.wire.base import fail, is_mapping
+from glyphfold.compaction.history.wire.base import extra_keys, fail, is_mapping
 
 from glyphfold.errors import HistoryFormatError
 
@@ -53,6 +53,7 @@ __all__ = [
     "serialise_message",
     "serialise_messages",
     "signals",
+    "unpriced_keys",
 ]
 
 ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
@@ -98,7 +99,7 @@ def signals(m: Mapping[str, Any]) -> bool:
     """True for an item only Responses input has (an item type, or a typed message)."""
     t = m.get("type")
     if type(t) is not str:
-        return False
+        return _GROUP in m  # a canonical message's own record of its items
     if t == "message":  # an Anthropic response object says "message" too, with a model
         return "model" not in m and "stop_reason" not in m
     return t in ITEM_TYPES
@@ -477,4 +478,34 @@ def serialise_messages(messages: Sequence[Message]) -> list[Any]:
     out: list[Any] = []
     for m in messages:
         out.extend(serialise_items(m))
+    return out
+
+
+# --------------------------------------------------------------------------- pricing
+
+_ITEM_KEYS = frozenset(
+    {"type", "id", "status", "role", "content", "call_id", "name", "arguments", "input"}
+    | {"output", "error", "x_glyphfold"}
+)
+_PART_KEYS = frozenset({"type", "text", "image_url"})
+
+
+def unpriced_keys(m: Message) -> list[str]:
+    """Keys the items of ``m`` send beyond what its blocks price (ids and types are framing).
+
+    Unknown items (reasoning, compaction...) are priced whole as blocks already.
+    """
+    out: list[str] = []
+    for item in _items_of(m):
+        if not is_mapping(item) or (
+            item.get("type") not in (None, "message")
+            and (item.get("type") not in CALL_TYPES | RESULT_TYPES | {"mcp_call"})
+        ):
+            continue
+        extra_keys(out, item, _ITEM_KEYS)
+        parts = item.get("content") if item.get("type") in (None, "message") else item.get("output")
+        if isinstance(parts, list):
+            for p in parts:
+                if is_mapping(p) and p.get("type") in PART_TYPES:
+                    extra_keys(out, p, _PART_KEYS)
     return out
