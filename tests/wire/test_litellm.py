@@ -29,7 +29,7 @@ def test_litellm_messages_and_context_window_error(litellm_module):
         history += [
             {"role": "user", "content": f"step {t}"},
             Message(role="assistant", content=None, tool_calls=[call]),
-            {"role": "tool", "tool_call_id": f"c{t}", "content": big_text(t, 4000)},
+            {"role": "tool", "tool_call_id": f"c{t}", "content": big_text(t, 12_000)},
             Message(role="assistant", content=f"done {t}"),
         ]
     assert detect_format(history) == "openai"

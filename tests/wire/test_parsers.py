@@ -63,12 +63,8 @@ def test_gemini_rest_camel_case_keys_are_read_and_kept():
     out = to_wire(h.replace_messages([dataclasses.replace(m) for m in h.messages]))
     assert out == body
     # an elided response keeps its spelling and gets the stub as its output
-    r = glyphfold.compact(
-        body,
-        budget=60,
-        rungs=["elide"],
-        config=glyphfold.LadderConfig(elide=glyphfold.ElideConfig(keep_newest_results=0)),
-    )
+    cfg = glyphfold.LadderConfig(tail_tokens=0, elide=glyphfold.ElideConfig(keep_newest_results=0))
+    r = glyphfold.shake(body, config=cfg)
     fr = r.messages["contents"][2]["parts"][0]["functionResponse"]
     assert fr["response"]["output"].startswith("[elided:")
 

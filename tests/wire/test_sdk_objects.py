@@ -60,7 +60,7 @@ def test_openai_chat_completion_messages():
         return [
             {"role": "user", "content": f"step {t}"},
             call,
-            {"role": "tool", "tool_call_id": f"c{t}", "content": big_text(t, 4000)},
+            {"role": "tool", "tool_call_id": f"c{t}", "content": big_text(t, 12_000)},
             ChatCompletionMessage(role="assistant", content=f"done {t}"),
         ]
 
@@ -86,7 +86,7 @@ def test_anthropic_response_objects_and_content_blocks():
             stop_reason="tool_use",
             usage={"input_tokens": 1, "output_tokens": 1},
         )
-        result = {"type": "tool_result", "tool_use_id": f"tu{t}", "content": big_text(t, 4000)}
+        result = {"type": "tool_result", "tool_use_id": f"tu{t}", "content": big_text(t, 12_000)}
         # harnesses append either the response object or {"role", "content": blocks}
         assistant = reply if t % 2 else {"role": "assistant", "content": reply.content}
         return [
@@ -117,7 +117,7 @@ def test_openai_responses_output_items():
             ResponseFunctionToolCall(
                 type="function_call", call_id=f"c{t}", name="read", arguments="{}", id=f"fc{t}"
             ),
-            {"type": "function_call_output", "call_id": f"c{t}", "output": big_text(t, 4000)},
+            {"type": "function_call_output", "call_id": f"c{t}", "output": big_text(t, 12_000)},
         ]
 
     out = _check(_turns(6, step), "responses")
@@ -139,7 +139,7 @@ def test_google_genai_content_objects():
                 parts=[
                     types.Part(
                         function_response=types.FunctionResponse(
-                            name="read", response={"output": big_text(t, 4000)}
+                            name="read", response={"output": big_text(t, 12_000)}
                         )
                     )
                 ],
