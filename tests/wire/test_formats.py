@@ -204,3 +204,12 @@ def test_the_estimate_prices_each_byte_once(fmt, bodies):
     as_chat = convert_history(body, to="openai")  # the same text, images and calls
     own, chat = glyphfold.estimate_history_tokens(body), glyphfold.estimate_history_tokens(as_chat)
     assert chat * 0.9 <= own <= chat * 1.15, (own, chat)
+
+
+def test_a_middle_of_only_the_last_snapshot_compacts_again(bodies):
+    """The second pass's middle can be the first pass's snapshot and its acknowledgement."""
+    body = bodies["responses"]
+    first = glyphfold.compact(body, budget=14_000, profile="openai", rungs=["snapshot"])
+    second = glyphfold.compact(first.messages, budget=9_000, profile="openai", rungs=["snapshot"])
+    assert second.tokens_after <= 9_000
+    assert find_violations(second.messages) == []
