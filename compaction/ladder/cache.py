@@ -29,6 +29,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
+from glyphfold.compaction.history.markers import SNAPSHOT, marker_kind
 from glyphfold.compaction.history.messages import (
     ANTHROPIC,
     BEDROCK,
@@ -43,7 +44,6 @@ from glyphfold.compaction.history.messages import (
     Unknown,
 )
 from glyphfold.compaction.history.validate import MAX_CACHE_BREAKPOINTS, count_breakpoints
-from glyphfold.compaction.ladder.rungs.base import glyphfold_meta
 
 __all__ = ["CACHE_KEYS", "place_cache_breakpoint"]
 
@@ -155,7 +155,7 @@ def place_cache_breakpoint(
         return h, tokens
     if h.format in (OPENAI, RESPONSES) and not _uses_explicit_markers(h, key):
         return h, tokens
-    snaps = [i for i, m in enumerate(h.messages) if glyphfold_meta(m).get("kind") == "snapshot"]
+    snaps = [i for i, m in enumerate(h.messages) if marker_kind(m) == SNAPSHOT]
     if not snaps or not h.messages[snaps[-1]].blocks:
         return h, tokens
     at = snaps[-1]

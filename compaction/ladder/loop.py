@@ -315,7 +315,7 @@ def run_ladder(
         if state.tokens <= run.target:
             break
         _step(run, state, rung, _context(run, state, price, pinned, tail), price)
-    if state.pages and not run.dry_run:  # one prompt-cache breakpoint on the snapshot
+    if state.pages:  # one prompt-cache breakpoint on the snapshot (priced in a dry run too)
         state.history, state.tokens = place_cache_breakpoint(
             state.history, state.tokens, run.target, price.count
         )
