@@ -2,7 +2,9 @@
 
 Run: ``pytest benchmarks/bench_render.py --benchmark-enable -p no:xdist``.
 Every benchmark warms the JIT first and records chars / pages / pixels in
-``extra_info``. Numbers measured on the project machine are in benchmarks/README.md.
+``extra_info``. The stages time the numba kernels (loaded up front, as a warm
+harness has them); ``test_end_to_end_numpy_path`` times the numpy path a fresh
+process starts on. Numbers measured on the project machine are in benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -15,6 +17,14 @@ from glyphfold.render.layout import Layout
 from glyphfold.render.page import PageWriter, prepare
 
 ROUNDS = 5
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kernels_loaded():
+    """Load the kernels first: once loaded, every render in the process uses them."""
+    from glyphfold.render import backend
+
+    backend.kernels()
 
 
 def warm(fn, *args, **kwargs):
@@ -161,3 +171,14 @@ def test_small_render_latency(benchmark, mixed_text, n_chars):
     warm(render_text, text)
     res = benchmark.pedantic(lambda: render_text(text), rounds=50, warmup_rounds=2)
     benchmark.extra_info.update(chars=n_chars, pages=len(res.pages), shape="regular")
+
+
+@pytest.mark.benchmark(group="end_to_end")
+def test_end_to_end_numpy_path(benchmark, mixed_text, monkeypatch):
+    """render_text on the whole transcript on the numpy path (no numba), regular shape."""
+    from glyphfold.render import backend
+
+    monkeypatch.setenv(backend.ENV_VAR, "numpy")
+    warm(render_text, mixed_text[:20_000])
+    res = benchmark.pedantic(lambda: render_text(mixed_text), rounds=3, warmup_rounds=1)
+    benchmark.extra_info.update(chars=len(mixed_text), pages=len(res.pages), shape="regular")
