@@ -64,8 +64,10 @@ def test_text_alone_equals_text_after_other_text(text):
     _assert_same_pages(alone, after)
 
 
-def test_eight_threads_equal_serial():
+@pytest.mark.parametrize("mode", ["numba", "numpy"])
+def test_eight_threads_equal_serial(monkeypatch, mode):
     """Eight threads rendering NFD and other text on one fresh atlas equal serial renders."""
+    monkeypatch.setenv("GLYPHFOLD_RENDER_BACKEND", mode)
     texts = [t * 3 for t in NFD_TEXTS] + [OTHER_TEXT, *(f"thread {i} 国{i}" for i in range(3))]
     clear_atlases()
     with ThreadPoolExecutor(max_workers=8) as pool:
