@@ -30,7 +30,7 @@ from glyphfold.serve.relay import (
     relay,
 )
 from glyphfold.serve.upstream import Upstream, response_headers
-from glyphfold.serve.windows import resolve_model
+from glyphfold.serve.windows import LearnedWindows, resolve_model, stated_window
 
 __all__ = ["Proxy"]
 
@@ -110,6 +110,7 @@ class Proxy:
                 self.upstreams[provider] = Upstream(provider, url, cfg)
         self.recorder = Recorder(cfg.db, self.log) if cfg.db else None
         self._cpu = asyncio.Semaphore(cfg.compact_workers)
+        self.learned = LearnedWindows()
 
     async def aclose(self) -> None:
         """Close the upstream pools, finish store commits, close the log."""
@@ -219,6 +220,7 @@ class Proxy:
             return None  # nothing to fit: the upstream judges the request
         res = resolve_model(model, provider_profile=_PROVIDER_PROFILE[endpoint.provider],
                             windows=self.cfg.windows, profiles=self.cfg.profiles)
+        res = self.learned.apply(res)
         trace.model = model
         trace.window = f"{res.window if res.window is not None else 'unknown'} ({res.source})"
         budget = glyphfold.effective_context_budget(
@@ -255,6 +257,7 @@ class Proxy:
                 f"overflow {attempt}: retries exhausted (max {self.cfg.max_retries})")
             self.metrics.recoveries.labels(trace.endpoint, "exhausted").inc()
             return False
+        self._learn(ctx, trace.fit, error)
         try:
             new = await self._in_thread(recover_request, ctx, trace.fit, error)
         except GlyphfoldError as exc:
@@ -267,6 +270,16 @@ class Proxy:
         self.metrics.recoveries.labels(trace.endpoint, "retried").inc()
         trace.fit, trace.compacted_kind = new, "reactive"
         return True
+
+    def _learn(self, ctx: FitContext, sent: Fit, error: Any) -> None:
+        """Remember the window this model's upstream stated (else: under what was sent)."""
+        text = error if isinstance(error, str) else json.dumps(error, default=str) \
+            if not isinstance(error, bytes) else error.decode("utf-8", "replace")
+        window = stated_window(text)
+        if window is None and sent.tokens_before is not None:
+            window = sent.tokens_after
+        if window is not None and window > 0:
+            self.learned.learn(ctx.model.model, window)
 
     async def _forward(self, request: Request, up: Upstream, endpoint: Endpoint,
                        ctx: FitContext | None, body: dict[str, Any], trace: Trace, stream: bool

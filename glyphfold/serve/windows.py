@@ -18,7 +18,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["KNOWN_MODELS", "ModelInfo", "ModelResolution", "resolve_model"]
+__all__ = [
+    "KNOWN_MODELS",
+    "LearnedWindows",
+    "ModelInfo",
+    "ModelResolution",
+    "resolve_model",
+    "stated_window",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,3 +134,48 @@ def resolve_model(
     if info is not None:
         return ModelResolution(model, info.window, profile, "table")
     return ModelResolution(model, None, profile, "unknown")
+
+
+# what providers' overflow messages say the window is (OpenAI and compatible servers,
+# Anthropic's two messages)
+_STATED_WINDOW = (
+    re.compile(r"maximum context length is (\d+) tokens"),
+    re.compile(r"prompt is too long: \d+ tokens > (\d+) maximum"),
+    re.compile(r"exceed context limit: \d+ \+ \d+ > (\d+)"),
+)
+
+
+def stated_window(error_text: str) -> int | None:
+    """The window an upstream's overflow error states, if it states one."""
+    for pattern in _STATED_WINDOW:
+        m = pattern.search(error_text)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+class LearnedWindows:
+    """Windows the upstream itself reported in overflow errors, per model (bounded).
+
+    Not a borrowed window (SPEC §3.2): it is this model's own provider saying so.
+    It only ever lowers what the proxy assumes.
+    """
+
+    def __init__(self, max_models: int = 1024) -> None:
+        self._windows: dict[str, int] = {}
+        self._max = max_models
+
+    def learn(self, model: str, window: int) -> None:
+        old = self._windows.get(model)
+        if old is not None and old <= window:
+            return
+        if old is None and len(self._windows) >= self._max:
+            self._windows.pop(next(iter(self._windows)))
+        self._windows[model] = window
+
+    def apply(self, res: ModelResolution) -> ModelResolution:
+        """``res`` with the learned window when it is smaller than the one known."""
+        learned = self._windows.get(res.model)
+        if learned is None or (res.window is not None and res.window <= learned):
+            return res
+        return ModelResolution(res.model, learned, res.profile, "learned")

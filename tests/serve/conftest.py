@@ -24,7 +24,8 @@ class ServerThread:
 
     def __init__(self, app: Any) -> None:
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                lifespan="on", access_log=False)
+                                lifespan="on", access_log=False,
+                                timeout_graceful_shutdown=1)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.url = ""

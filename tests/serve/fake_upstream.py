@@ -157,7 +157,7 @@ class FakeUpstream:
                 dict(request.headers), raw,
             ))
         if fault == "slow":
-            await asyncio.sleep(5)
+            await asyncio.sleep(2)
         return body, tokens, window, fault
 
     async def _models(self, request: Request) -> Response:
@@ -170,6 +170,10 @@ class FakeUpstream:
         if fault == "500":
             return JSONResponse({"error": {"message": "The server had an error", "type":
                                            "server_error", "param": None, "code": None}}, 500)
+        if fault == "400":
+            return JSONResponse({"error": {"message": "Invalid value for 'temperature'",
+                                           "type": "invalid_request_error",
+                                           "param": "temperature", "code": None}}, 400)
         if fault == "malformed":
             return Response(b'{"id": "chatcmpl-1", "choices": [', 200,
                             media_type="application/json")
@@ -205,7 +209,7 @@ class FakeUpstream:
                 if fault == "die-mid-stream" and i == 1:
                     raise RuntimeError("fake upstream killed mid-stream")
                 if fault == "stall-mid-stream" and i == 1:
-                    await asyncio.sleep(5)
+                    await asyncio.sleep(2)
                 if fault == "drip":
                     await asyncio.sleep(0.05)
             end = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
@@ -258,7 +262,7 @@ class FakeUpstream:
                 if fault == "die-mid-stream" and i == 1:
                     raise RuntimeError("fake upstream killed mid-stream")
                 if fault == "stall-mid-stream" and i == 1:
-                    await asyncio.sleep(5)
+                    await asyncio.sleep(2)
                 if fault == "drip":
                     await asyncio.sleep(0.05)
             yield ev("content_block_stop", {"type": "content_block_stop", "index": 0})
