@@ -301,7 +301,7 @@ class Proxy:
                         continue
                 headers = {**response_headers(resp), **trace.headers()}
                 return self._done(trace, Response(data, resp.status_code, headers=headers))
-            if stream:
+            if stream and "text/event-stream" in resp.headers.get("content-type", ""):
                 result = await self._start_stream(resp, endpoint, ctx, trace, attempt)
                 if result is None:
                     attempt += 1

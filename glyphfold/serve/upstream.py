@@ -22,6 +22,8 @@ HOP_BY_HOP = frozenset(
         "accept-encoding", "content-encoding",
     }
 )
+# set by the server that answers the client (uvicorn), not copied from the upstream
+_OWN_RESPONSE = frozenset({"date", "server"})
 _OWN_PREFIX = "x-glyphfold-"
 
 
@@ -30,7 +32,7 @@ def response_headers(resp: httpx.Response) -> dict[str, str]:
     out: dict[str, str] = {}
     for k, v in resp.headers.multi_items():
         lk = k.lower()
-        if lk in HOP_BY_HOP:
+        if lk in HOP_BY_HOP or lk in _OWN_RESPONSE:
             continue
         out[lk] = f"{out[lk]}, {v}" if lk in out else v
     return out
