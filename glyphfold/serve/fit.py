@@ -11,7 +11,6 @@ one plus new messages, the cached compacted prefix is reused byte for byte
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,12 +21,8 @@ from glyphfold.serve.cache import CachedFit, FitCache, prefix_hashes
 from glyphfold.serve.providers import Endpoint
 from glyphfold.serve.windows import ModelResolution
 
-__all__ = ["Fit", "FitContext", "fit_request", "quick_fit", "quick_fits", "recover_request"]
+__all__ = ["Fit", "FitContext", "fit_request", "price", "recover_request"]
 
-# No profile bills one image more than this many tokens (anthropic-hires caps at
-# ~4,800, OpenAI "original" detail at 10,000 patches); used only by the quick bound.
-_MAX_IMAGE_TOKENS = 10_000
-_IMAGE_PART = re.compile(rb'"type"\s*:\s*"(?:image|image_url|input_image)"')
 # below this many tokens for the history, compacting is not worth trying
 _MIN_HISTORY_BUDGET = 1_024
 
@@ -71,7 +66,7 @@ class Fit:
 
     raw: bytes
     history: Any  # the history as sent, snapshot sources kept (recovery re-renders from it)
-    tokens_before: int | None  # None: the quick bound showed it fits, nothing was priced
+    tokens_before: int | None  # None: the request has no history to price
     tokens_after: int | None
     rungs: tuple[str, ...] = ()
     cache: str = "none"  # none | miss | hit | prefix
@@ -106,27 +101,19 @@ def _estimate(ctx: FitContext, history: Any) -> int:
     )
 
 
-def quick_fits(ctx: FitContext, n_messages: int) -> bool:
-    """True when a cheap upper bound on the request's tokens is inside the budget.
-
-    Raw JSON bytes over 3 over-count text (the estimate is ~4 characters per
-    token; JSON escapes and quotes only add bytes), plus framing per message and
-    the most any image costs. If the bound is wrong the upstream's overflow error
-    still triggers recovery.
-    """
-    images = len(_IMAGE_PART.findall(ctx.raw))
-    bound = len(ctx.raw) // 3 + 4 * n_messages + images * _MAX_IMAGE_TOKENS
-    return bound <= ctx.history_budget
-
-
-def quick_fit(ctx: FitContext) -> Fit | None:
-    """The unchanged request when the quick bound proves it fits (no pricing), else None."""
+def price(ctx: FitContext) -> Fit | None:
+    """The unchanged request, priced, when it needs no compaction; None when it does."""
     history = ctx.endpoint.history(ctx.body)
     if history is None:
         return Fit(ctx.raw, None, None, None)
     _, messages = _split(history)
-    if quick_fits(ctx, len(messages)):
-        return Fit(ctx.raw, history, None, None)
+    before = _estimate(ctx, history)
+    total = before + ctx.overhead
+    if before <= ctx.history_budget or not messages:
+        return Fit(ctx.raw, history, total, total)
+    if ctx.history_budget < _MIN_HISTORY_BUDGET:
+        return Fit(ctx.raw, history, total, total,
+                   failure=f"history budget {ctx.history_budget} is too small")
     return None
 
 
@@ -154,17 +141,14 @@ def _store(ctx: FitContext, key: bytes, messages: Any, length: int, before: int,
 
 def fit_request(ctx: FitContext) -> Fit:
     """Price the request and compact a copy of its history if it exceeds the budget."""
+    unchanged = price(ctx)
+    if unchanged is not None:
+        return unchanged
     history = ctx.endpoint.history(ctx.body)
-    if history is None:
-        return Fit(ctx.raw, history, None, None)
     system, messages = _split(history)
     hb = ctx.history_budget
     before = _estimate(ctx, history)
     total = before + ctx.overhead
-    if before <= hb or not messages:
-        return Fit(ctx.raw, history, total, total)
-    if hb < _MIN_HISTORY_BUDGET:
-        return Fit(ctx.raw, history, total, total, failure=f"history budget {hb} is too small")
     hashes = prefix_hashes(ctx.seed, system, messages)
     hit = ctx.cache.longest(hashes)
     if hit is not None and hit.length == len(messages):

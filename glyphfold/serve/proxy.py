@@ -17,7 +17,7 @@ from glyphfold.errors import GlyphfoldError
 from glyphfold.serve.cache import FitCache
 from glyphfold.serve.config import ServeConfig
 from glyphfold.serve.eventlog import EventLog
-from glyphfold.serve.fit import Fit, FitContext, fit_request, quick_fit, recover_request
+from glyphfold.serve.fit import Fit, FitContext, fit_request, price, recover_request
 from glyphfold.serve.metrics import Metrics
 from glyphfold.serve.providers import ANTHROPIC, OPENAI, Endpoint, error_body
 from glyphfold.serve.recorder import CONVERSATION_HEADER, Recorder, conversation_key, final_reply
@@ -37,6 +37,9 @@ __all__ = ["Proxy"]
 _PROVIDER_PROFILE = {OPENAI: "openai", ANTHROPIC: "anthropic"}
 # statuses that can carry a context-overflow error (auth, rate limits and 5xx never do)
 _OVERFLOW_STATUSES = frozenset({400, 413, 422})
+# requests up to this size are priced on the event loop (well under a millisecond);
+# bigger ones, and every compaction, run in a worker thread
+_INLINE_PRICING_BYTES = 256 * 1024
 
 
 class UpstreamFailure(Exception):
@@ -71,14 +74,16 @@ class Trace:
             out["x-glyphfold-tokens"] = f"{f.tokens_before}->{f.tokens_after}"
             out["x-glyphfold-rungs"] = ",".join(f.rungs) or "none"
             out["x-glyphfold-cache"] = f.cache
-        elif f is not None:
-            out["x-glyphfold-tokens"] = "under-budget"  # the quick bound proved it fits
         if f is not None and f.failure:
             out["x-glyphfold-compaction"] = _header_safe(f"could not fit: {f.failure}")
         if self.recoveries:
             out["x-glyphfold-recovery"] = _header_safe("; ".join(self.recoveries))
         if self.conversation is not None:
             out[CONVERSATION_HEADER] = self.conversation
+        added = max(0.0, time.perf_counter() - self.started - self.upstream_s)
+        out["server-timing"] = (
+            f"glyphfold;dur={added * 1000:.3f}, upstream;dur={self.upstream_s * 1000:.3f}"
+        )
         return out
 
 
@@ -234,10 +239,11 @@ class Proxy:
         )
 
     async def _fit(self, ctx: FitContext, unchanged: Fit) -> Fit:
-        quick = quick_fit(ctx)
-        if quick is not None:
-            return quick
         try:
+            if len(ctx.raw) <= _INLINE_PRICING_BYTES:
+                priced = price(ctx)  # ~50 us for a small request: no thread hop
+                if priced is not None:
+                    return priced
             return await self._in_thread(fit_request, ctx)
         except GlyphfoldError as exc:  # a history glyphfold cannot read: the upstream judges it
             self.log.write("compaction_skipped", endpoint=ctx.endpoint.name,

@@ -34,7 +34,10 @@ def test_openai_small_request_passes_unchanged(serve, fake):
     srv = serve(windows={MODEL: WINDOW})
     msgs = [{"role": "user", "content": "hello"}]
     raw = _oa(srv).chat.completions.with_raw_response.create(model=MODEL, messages=msgs)
-    assert raw.headers["x-glyphfold-tokens"] == "under-budget"
+    before, after = raw.headers["x-glyphfold-tokens"].split("->")
+    assert before == after and int(before) < 20
+    assert raw.headers["x-glyphfold-rungs"] == "none"
+    assert raw.headers["server-timing"].startswith("glyphfold;dur=")
     assert raw.parse().choices[0].message.content.startswith("ok ")
     (got,) = fake.accepted()
     assert json.loads(got.body) == {"model": MODEL, "messages": msgs}
