@@ -66,5 +66,6 @@ def run(args: argparse.Namespace) -> int:
     routes = ", ".join(f"{p}={u.where}" for p, u in sorted(proxy.upstreams.items())) or "none"
     print(f"glyphfold serve: http://{cfg.host}:{cfg.port} -> {routes}", file=sys.stderr)
     uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=args.log_level,
-                access_log=False, server_header=False, lifespan="on")
+                access_log=False, server_header=False, lifespan="on",
+                timeout_keep_alive=int(cfg.client_keepalive_s))
     return 0

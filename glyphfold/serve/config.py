@@ -118,6 +118,10 @@ class ServeConfig:
     pool_timeout_s: float = 10.0
     max_connections: int = 200
     max_keepalive: int = 50
+    # below the 5 s idle timeout of common servers (uvicorn, Node): a pooled connection is
+    # dropped before the upstream closes it, never reused as it closes (a lost request)
+    keepalive_expiry_s: float = 4.0
+    client_keepalive_s: float = 75.0  # how long an idle client connection stays open
 
     def __post_init__(self) -> None:
         if not isinstance(self.host, str) or not self.host:
@@ -143,7 +147,8 @@ class ServeConfig:
             _num(name, getattr(self, name), minimum=1, integer=True)
         _num("max_retries", self.max_retries, minimum=0, integer=True)
         _num("max_keepalive", self.max_keepalive, minimum=0, integer=True)
-        for name in ("connect_timeout_s", "read_timeout_s", "write_timeout_s", "pool_timeout_s"):
+        for name in ("connect_timeout_s", "read_timeout_s", "write_timeout_s", "pool_timeout_s",
+                     "keepalive_expiry_s", "client_keepalive_s"):
             _num(name, getattr(self, name), minimum=0.001)
         self._check_rungs()
         if not isinstance(self.passthrough, bool):

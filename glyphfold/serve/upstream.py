@@ -54,7 +54,9 @@ class Upstream:
             pool=cfg.pool_timeout_s,
         )
         limits = httpx.Limits(
-            max_connections=cfg.max_connections, max_keepalive_connections=cfg.max_keepalive
+            max_connections=cfg.max_connections,
+            max_keepalive_connections=cfg.max_keepalive,
+            keepalive_expiry=cfg.keepalive_expiry_s,
         )
         # trust_env=False: no proxy variables, no .netrc credentials: the target and the
         # auth headers are exactly what the configuration and the client gave
