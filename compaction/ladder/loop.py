@@ -21,6 +21,7 @@ from glyphfold.compaction.history.tokens import (
     estimate_history_tokens,
     estimate_message_tokens,
 )
+from glyphfold.compaction.ladder.cache import place_cache_breakpoint
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.compaction.ladder.rungs.base import Rung, RungContext, glyphfold_meta
@@ -213,6 +214,10 @@ def run_ladder(
         if state.tokens <= run.target:
             break
         _step(run, state, rung, _context(run, state, h, count, count_message, pinned), count)
+    if state.pages and not run.dry_run:  # one prompt-cache breakpoint on the snapshot
+        state.history, state.tokens = place_cache_breakpoint(
+            state.history, state.tokens, run.target, count
+        )
     if run.raise_if_over and not run.dry_run and state.tokens > run.target:
         names = ", ".join(r.name for r in run.rungs) or "no rungs"
         msg = (
