@@ -18,7 +18,7 @@ from typing import Any
 import glyphfold
 from glyphfold.errors import ContextOverflowError, GlyphfoldError
 from glyphfold.serve.cache import CachedFit, FitCache, prefix_hashes
-from glyphfold.serve.providers import Endpoint
+from glyphfold.serve.providers import Endpoint, history_items, with_items
 from glyphfold.serve.windows import ModelResolution
 
 __all__ = ["Fit", "FitContext", "fit_request", "price", "recover_request"]
@@ -80,15 +80,11 @@ def _dumps(body: Mapping[str, Any]) -> bytes:
 
 
 def _split(history: Any) -> tuple[Any, list[Any]]:
-    if isinstance(history, Mapping):
-        return history.get("system"), history["messages"]
-    return None, history
+    return history_items(history)
 
 
 def _extend(cached: Any, tail: list[Any]) -> Any:
-    if isinstance(cached, Mapping):
-        return {**cached, "messages": [*cached["messages"], *tail]}
-    return [*cached, *tail]
+    return with_items(cached, [*history_items(cached)[1], *tail])
 
 
 def _rungs_of(ledger: tuple[Any, ...]) -> tuple[str, ...]:

@@ -20,7 +20,9 @@ __all__ = [
     "OPENAI",
     "Endpoint",
     "error_body",
+    "history_items",
     "sse_error",
+    "with_items",
 ]
 
 OPENAI = "openai"
@@ -113,6 +115,42 @@ def _messages_with(body: Mapping[str, Any], history: Any) -> dict[str, Any]:
     return out
 
 
+# -- OpenAI Responses --------------------------------------------------------------
+
+
+def _responses_history(body: Mapping[str, Any]) -> Any:
+    items = body.get("input")
+    if not isinstance(items, list) or body.get("previous_response_id") or body.get("conversation"):
+        return None  # a string prompt, or a continuation of server-side state: nothing to fit
+    if "instructions" in body:
+        return {"instructions": body["instructions"], "input": items}
+    return {"input": items}
+
+
+def _responses_with(body: Mapping[str, Any], history: Any) -> dict[str, Any]:
+    out = dict(body)
+    if "instructions" in history:
+        out["instructions"] = history["instructions"]
+    out["input"] = history["input"]
+    return out
+
+
+def history_items(history: Any) -> tuple[dict[str, Any], list[Any]]:
+    """(the envelope's other keys, its list of messages/items) of a wire history."""
+    if isinstance(history, Mapping):
+        key = "messages" if "messages" in history else "input"
+        return {k: v for k, v in history.items() if k != key}, list(history[key])
+    return {}, list(history)
+
+
+def with_items(history: Any, items: list[Any]) -> Any:
+    """``history`` (same kind) with its messages/items replaced by ``items``."""
+    if isinstance(history, Mapping):
+        key = "messages" if "messages" in history else "input"
+        return {**history, key: items}
+    return items
+
+
 @dataclass(frozen=True, slots=True)
 class Endpoint:
     """A compacting route: its provider, upstream path and how its body is read."""
@@ -125,6 +163,7 @@ class Endpoint:
     overhead_keys: tuple[str, ...]  # fixed parts priced as text (tool schemas)
     reserve_keys: tuple[str, ...]  # the reply's max tokens
     can_stream: bool = True
+    records: bool = True  # committed to the transcript store with --db
 
     def overhead_text(self, body: Mapping[str, Any]) -> str:
         """The fixed overhead of a request (tool schemas) as one JSON text."""
@@ -165,6 +204,16 @@ ENDPOINTS: dict[str, Endpoint] = {
             ("tools",),
             (),
             can_stream=False,
+        ),
+        Endpoint(
+            "responses",
+            OPENAI,
+            "/v1/responses",
+            _responses_history,
+            _responses_with,
+            ("tools",),
+            ("max_output_tokens",),
+            records=False,  # the store keeps chat messages; Responses items are not stored
         ),
     )
 }

@@ -205,7 +205,7 @@ class Proxy:
         if ctx is not None:
             fit = await self._fit(ctx, fit)
         trace.fit = fit
-        if self.recorder is not None and fit.history is not None:
+        if self.recorder is not None and fit.history is not None and endpoint.records:
             trace.conversation = conversation_key(
                 endpoint.provider, endpoint.history(body), request.headers.get(CONVERSATION_HEADER))
         try:

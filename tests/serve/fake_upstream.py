@@ -73,7 +73,7 @@ def count_tokens(body: dict[str, Any]) -> int:
                 return
             for k, v in x.items():
                 if k not in ("type", "role", "model", "stream", "max_tokens", "id",
-                             "tool_call_id", "tool_use_id", "detail", "media_type"):
+                             "tool_call_id", "tool_use_id", "detail", "media_type", "call_id"):
                     walk(v)
         elif isinstance(x, list):
             for v in x:
@@ -81,10 +81,12 @@ def count_tokens(body: dict[str, Any]) -> int:
         elif isinstance(x, str):
             chars += len(x)
 
-    walk(body.get("messages", []))
+    items = body.get("messages", body.get("input", []))
+    walk(items)
     walk(body.get("system", ""))
+    walk(body.get("instructions", ""))
     walk(body.get("tools", []))
-    return math.ceil(chars / 4) + 4 * len(body.get("messages", [])) + images
+    return math.ceil(chars / 4) + 4 * (len(items) if isinstance(items, list) else 1) + images
 
 
 def _openai_overflow(window: int, tokens: int) -> dict[str, Any]:
