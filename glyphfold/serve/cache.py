@@ -10,23 +10,48 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["CachedFit", "FitCache", "prefix_hashes"]
 
 
+def _plain(o: Any) -> Any:
+    if isinstance(o, Mapping):
+        return dict(o)
+    msg = f"cannot cache a {type(o).__name__}"
+    raise TypeError(msg)
+
+
 @dataclass(frozen=True, slots=True)
 class CachedFit:
-    """A compacted history (wire, snapshot sources kept) for a request prefix."""
+    """A compacted history (wire, snapshot sources kept) for a request prefix.
 
-    messages: Any  # compact()'s output kind, x_glyphfold keys kept (SPEC §5.3)
+    Held as JSON bytes, not as Python objects: a cache of many large histories would
+    otherwise be millions of live objects for the garbage collector to walk.
+    """
+
+    data: bytes  # compact()'s output, x_glyphfold keys kept (SPEC §5.3), as JSON
     length: int  # how many messages of the client's history it stands for
     tokens_before: int
     tokens_after: int
     rungs: tuple[str, ...]
-    nbytes: int
+
+    @classmethod
+    def of(cls, messages: Any, length: int, before: int, after: int,
+           rungs: tuple[str, ...]) -> CachedFit:
+        data = json.dumps(messages, ensure_ascii=False, separators=(",", ":"), default=_plain)
+        return cls(data.encode(), length, before, after, rungs)
+
+    @property
+    def messages(self) -> Any:
+        """A fresh copy of the compacted history."""
+        return json.loads(self.data)
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.data)
 
 
 def prefix_hashes(seed: str, system: Any, messages: Iterable[Any]) -> list[bytes]:

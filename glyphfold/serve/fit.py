@@ -113,12 +113,15 @@ def price(ctx: FitContext) -> Fit | None:
     return None
 
 
-def _as_fit(ctx: FitContext, entry: CachedFit, cache: str, raw: bytes | None = None) -> Fit:
+def _as_fit(ctx: FitContext, entry: CachedFit, cache: str, raw: bytes | None = None,
+            history: Any = None) -> Fit:
+    if history is None:
+        history = entry.messages
     if raw is None:
-        raw = _dumps(ctx.endpoint.with_history(ctx.body, glyphfold.provider_messages(entry.messages)))
+        raw = _dumps(ctx.endpoint.with_history(ctx.body, glyphfold.provider_messages(history)))
     return Fit(
         raw=raw,
-        history=entry.messages,
+        history=history,
         tokens_before=entry.tokens_before + ctx.overhead,
         tokens_after=entry.tokens_after + ctx.overhead,
         rungs=entry.rungs,
@@ -130,7 +133,7 @@ def _as_fit(ctx: FitContext, entry: CachedFit, cache: str, raw: bytes | None = N
 def _store(ctx: FitContext, key: bytes, messages: Any, length: int, before: int, after: int,
            rungs: tuple[str, ...]) -> tuple[CachedFit, bytes]:
     raw = _dumps(ctx.endpoint.with_history(ctx.body, glyphfold.provider_messages(messages)))
-    entry = CachedFit(messages, length, before, after, rungs, len(raw))
+    entry = CachedFit.of(messages, length, before, after, rungs)
     ctx.cache.put(key, entry)
     return entry, raw
 
@@ -154,7 +157,7 @@ def fit_request(ctx: FitContext) -> Fit:
         after = _estimate(ctx, candidate)
         if after <= hb:
             entry, raw = _store(ctx, hashes[-1], candidate, len(messages), before, after, hit.rungs)
-            return _as_fit(ctx, entry, "prefix", raw)
+            return _as_fit(ctx, entry, "prefix", raw, candidate)
     try:
         result = glyphfold.compact(
             history,
@@ -171,7 +174,7 @@ def fit_request(ctx: FitContext) -> Fit:
         ctx, hashes[-1], result.messages, len(messages), result.tokens_before,
         result.tokens_after, rungs,
     )
-    fit = _as_fit(ctx, entry, "miss", raw)
+    fit = _as_fit(ctx, entry, "miss", raw, result.messages)
     return Fit(**{**_fields(fit), "ledger": result.ledger})
 
 
@@ -201,5 +204,5 @@ def recover_request(ctx: FitContext, sent: Fit, error: Any) -> Fit:
     entry, raw = _store(
         ctx, hashes[-1], result.messages, len(messages), before, result.tokens_after, rungs,
     )
-    fit = _as_fit(ctx, entry, sent.cache, raw)
+    fit = _as_fit(ctx, entry, sent.cache, raw, result.messages)
     return Fit(**{**_fields(fit), "ledger": result.ledger})
