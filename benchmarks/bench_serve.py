@@ -101,7 +101,8 @@ def _interleaved(direct: str, via: str, n: int) -> list[list[float]]:
                 r = http.post(url + path, content=body, headers=headers)
                 out[k].append((time.perf_counter() - t) * 1000)
                 r.raise_for_status()
-                timing = dict(re.findall(r"(\w+);dur=([0-9.]+)", r.headers.get("server-timing", "")))
+                st = r.headers.get("server-timing", "")
+                timing = dict(re.findall(r"(\w+);dur=([0-9.]+)", st))
                 if timing:
                     out[2].append(float(timing["glyphfold"]))
                     out[3].append(float(timing["upstream"]))
@@ -145,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
              run_load(via, clients=1, requests=cn * 3, make=_cold, timeout_s=600)),
             ("proxy, 200k compaction (cold)", cc, cn,
              run_load(via, clients=cc, requests=cn, make=_cold, timeout_s=600)),
+            ("proxy, 200k session (cached), 1 client", 1, n,
+             run_load(via, clients=1, requests=n, make=lambda i, j: _session(100 + i, j))),
             ("proxy, 200k session (cached)", cc, n,
              run_load(via, clients=cc, requests=n, make=_session, timeout_s=600)),
         ]

@@ -15,7 +15,8 @@ glyphfold serve: WARNING: firewall or an authenticating load balancer (docs/serv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--host",
+                        help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, help="port to listen on (default 8787)")
     parser.add_argument("--openai-upstream", metavar="URL",
                         help="where OpenAI requests go (default https://api.openai.com; "

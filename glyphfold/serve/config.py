@@ -131,7 +131,9 @@ class ServeConfig:
         if self.port > 65535:
             msg = f"port must be <= 65535, got {self.port}"
             raise InputError(msg)
-        object.__setattr__(self, "openai_upstream", _upstream("openai_upstream", self.openai_upstream))
+        object.__setattr__(
+            self, "openai_upstream", _upstream("openai_upstream", self.openai_upstream)
+        )
         object.__setattr__(
             self, "anthropic_upstream", _upstream("anthropic_upstream", self.anthropic_upstream)
         )

@@ -99,18 +99,22 @@ def _estimate(ctx: FitContext, history: Any) -> int:
 
 def price(ctx: FitContext) -> Fit | None:
     """The unchanged request, priced, when it needs no compaction; None when it does."""
+    return _price(ctx)[0]
+
+
+def _price(ctx: FitContext) -> tuple[Fit | None, int]:
     history = ctx.endpoint.history(ctx.body)
     if history is None:
-        return Fit(ctx.raw, None, None, None)
+        return Fit(ctx.raw, None, None, None), 0
     _, messages = _split(history)
     before = _estimate(ctx, history)
     total = before + ctx.overhead
     if before <= ctx.history_budget or not messages:
-        return Fit(ctx.raw, history, total, total)
+        return Fit(ctx.raw, history, total, total), before
     if ctx.history_budget < _MIN_HISTORY_BUDGET:
-        return Fit(ctx.raw, history, total, total,
-                   failure=f"history budget {ctx.history_budget} is too small")
-    return None
+        failure = f"history budget {ctx.history_budget} is too small"
+        return Fit(ctx.raw, history, total, total, failure=failure), before
+    return None, before
 
 
 def _as_fit(ctx: FitContext, entry: CachedFit, cache: str, raw: bytes | None = None,
@@ -140,13 +144,12 @@ def _store(ctx: FitContext, key: bytes, messages: Any, length: int, before: int,
 
 def fit_request(ctx: FitContext) -> Fit:
     """Price the request and compact a copy of its history if it exceeds the budget."""
-    unchanged = price(ctx)
+    unchanged, before = _price(ctx)
     if unchanged is not None:
         return unchanged
     history = ctx.endpoint.history(ctx.body)
     system, messages = _split(history)
     hb = ctx.history_budget
-    before = _estimate(ctx, history)
     total = before + ctx.overhead
     hashes = prefix_hashes(ctx.seed, system, messages)
     hit = ctx.cache.longest(hashes)

@@ -51,7 +51,8 @@ def error_body(provider: str, status: int, message: str, *, code: str | None = N
         kind = _ANTHROPIC_TYPES.get(status, "api_error")
         body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
     elif provider == OPENAI:
-        kind = _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+        fallback = "server_error" if status >= 500 else "invalid_request_error"
+        kind = _OPENAI_TYPES.get(status, fallback)
         body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
     else:
         msg = f"unknown provider {provider!r}; expected {OPENAI!r} or {ANTHROPIC!r}"

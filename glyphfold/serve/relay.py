@@ -90,7 +90,8 @@ async def relay(
         outcome = "upstream_error"
         on_error("protocol")
         yield sse_error(
-            provider, f"glyphfold serve: the upstream connection broke mid-stream ({type(exc).__name__})"
+            provider,
+            f"glyphfold serve: the upstream connection broke mid-stream ({type(exc).__name__})",
         )
     finally:
         with anyio.CancelScope(shield=True):

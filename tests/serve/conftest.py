@@ -13,10 +13,10 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 pytest.importorskip("httpx")
 
-import uvicorn  # noqa: E402
+import uvicorn
 
-from glyphfold.serve import ServeConfig, create_app  # noqa: E402
-from tests.serve.fake_upstream import FakeUpstream  # noqa: E402
+from glyphfold.serve import ServeConfig, create_app
+from tests.serve.fake_upstream import FakeUpstream
 
 
 class ServerThread:

@@ -276,11 +276,11 @@ class FakeUpstream:
             self.streams_closed += 1
 
     async def _count(self, request: Request) -> Response:
-        body, tokens, window, fault = await self._take(request)
+        _body, tokens, _window, _fault = await self._take(request)
         return JSONResponse({"input_tokens": tokens})
 
     async def _responses(self, request: Request) -> Response:
-        body, tokens, window, fault = await self._take(request)
+        body, tokens, window, _fault = await self._take(request)
         if tokens > window:
             return JSONResponse(_openai_overflow(window, tokens), 400)
         return JSONResponse({"id": "resp_fake", "object": "response", "status": "completed",

@@ -6,8 +6,11 @@ import json
 import random
 from typing import Any
 
-WORDS = ("parser token buffer index value offset result error module config cache "
-         "stream window budget request header client server thread socket file path").split()
+WORDS = (
+    "parser", "token", "buffer", "index", "value", "offset", "result", "error", "module",
+    "config", "cache", "stream", "window", "budget", "request", "header", "client", "server",
+    "thread", "socket", "file", "path",
+)
 
 
 def _output(rng: random.Random, chars: int, step: int) -> str:

@@ -114,7 +114,7 @@ def test_upstream_5xx_comes_back_unchanged_once(serve, fake):
 def test_openai_stream_broken_mid_way_ends_with_an_error_event(serve, fake, fault):
     srv = serve(read_timeout_s=0.5)
     got = []
-    with pytest.raises(openai.APIError) as err:  # noqa: PT012 (the error comes mid-iteration)
+    with pytest.raises(openai.APIError) as err:
         stream = _oa(srv).chat.completions.create(
             model="gpt-4o", messages=MSGS, stream=True, extra_headers={"x-fake-fault": fault})
         for chunk in stream:
@@ -127,11 +127,13 @@ def test_openai_stream_broken_mid_way_ends_with_an_error_event(serve, fake, faul
 
 def test_anthropic_stream_killed_mid_way_ends_with_an_error_event(serve, fake):
     srv = serve()
-    with pytest.raises(anthropic.APIStatusError) as err:  # noqa: PT012
-        with _an(srv).messages.stream(model="claude-haiku-4-5", max_tokens=10, messages=MSGS,
-                                      extra_headers={"x-fake-fault": "die-mid-stream"}) as s:
-            for _ in s.text_stream:
-                pass
+    with (
+        pytest.raises(anthropic.APIStatusError) as err,
+        _an(srv).messages.stream(model="claude-haiku-4-5", max_tokens=10, messages=MSGS,
+                                 extra_headers={"x-fake-fault": "die-mid-stream"}) as s,
+    ):
+        for _ in s.text_stream:
+            pass
     assert "broke mid-stream" in str(err.value)
     assert _wait(lambda: _idle(srv))
 

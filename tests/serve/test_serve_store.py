@@ -59,7 +59,7 @@ def test_a_tool_turn_is_committed_when_it_is_complete(serve, fake, tmp_path):
                                             extra_headers=hdr):
         pass
     time.sleep(0.3)
-    conv, path = _path(db, "run-42", 1, timeout=0.5)
+    _conv, path = _path(db, "run-42", 1, timeout=0.5)
     assert path == []  # the turn is still going: a crash restores the last complete turn
     grown = [*history, {"role": "assistant", "content": "Done."},
              {"role": "user", "content": "Thanks, next task."}]
