@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "context": "glyphfold.commands.context",
     "shake": "glyphfold.commands.shake",
     "demo": "glyphfold.commands.demo",
+    "serve": "glyphfold.commands.serve",
 }
 
 EXIT_OK = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import sys
 from pathlib import Path
@@ -75,9 +76,17 @@ def read_history(spec: str) -> Any:
     return history
 
 
+def _json_bytes(value: Any) -> str:
+    """Bytes (Bedrock and Gemini image data) as base64 text, their JSON form."""
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    msg = f"{type(value).__name__} is not JSON serialisable"
+    raise TypeError(msg)
+
+
 def write_json(data: Any, path: str | None) -> None:
     """Write JSON to ``path`` (stdout when None or '-')."""
-    text = json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    text = json.dumps(data, ensure_ascii=False, indent=1, default=_json_bytes) + "\n"
     if path in (None, "-"):
         sys.stdout.write(text)
         return

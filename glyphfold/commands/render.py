@@ -27,6 +27,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--page", default=None, metavar="WxH", help="page size in px")
     parser.add_argument("--bits", type=int, default=None, choices=(1, 2, 4, 8))
     parser.add_argument("--reflow", action="store_true", help="fold newlines into a glyph")
+    parser.add_argument(
+        "--collapse",
+        action="store_true",
+        help="fold whitespace runs and blank lines, halve indentation (docs/rendering.md)",
+    )
+    parser.add_argument(
+        "--margin", type=int, default=None, metavar="PX", help="paper around the text (default 8)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON summary object")
 
 
@@ -82,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
         page=args.page,
         bits=args.bits,
         reflow=args.reflow,
+        collapse=args.collapse,
+        margin=args.margin,
     )
     files = [str(p) for p in write_pages(result.pages, out)]
     summary = describe(result)

@@ -140,12 +140,22 @@ def _pitch_of(shape: str | None) -> int | None:
     return None
 
 
-def _read(engine: Any, pages: list[np.ndarray], mode: str, pitch_px: int | None, lang: str | None):
+def _read(
+    engine: Any,
+    pages: list[np.ndarray],
+    mode: str,
+    pitch_px: int | None,
+    lang: str | None,
+    offset_px: int | None,
+) -> str:
     if mode == "page":
         return "\n".join(engine.read_page(page, lang=lang) for page in pages)
     if mode == "lines":
-        # the grid's offset is found from the ink (a page margin moves it)
-        return "\n".join(engine.read_lines(page, pitch_px=pitch_px, lang=lang) for page in pages)
+        # the cell grid starts below the page's top margin
+        return "\n".join(
+            engine.read_lines(page, pitch_px=pitch_px, offset_px=offset_px, lang=lang)
+            for page in pages
+        )
     msg = f"unknown reading mode {mode!r}; valid modes: {', '.join(MODES)}"
     raise InputError(msg)
 
@@ -221,7 +231,7 @@ def measure_text(
             if progress is not None:
                 progress(f"{rendered.shape} {part}: {engine.name}, {mode} ({len(pages)} page(s))")
             start = time.perf_counter()
-            read = _read(engine, pages, mode, pitch_px, lang)
+            read = _read(engine, pages, mode, pitch_px, lang, rendered.margin)
             ocr_ms = (time.perf_counter() - start) * 1000
             results.append(
                 score_reading(text, read, part=part, engine=engine.name, mode=mode,
