@@ -77,13 +77,17 @@ class PillowResult:
         self.pages = tuple(pages)
 
 
-def pillow_renderer(text: str, *, profile: Any, shape=None, font=None, bits=None, reflow=True):
+def pillow_renderer(
+    text: str, *, profile: Any, shape=None, font=None, bits=None, reflow=True, collapse=False
+):
     """``render_text``-compatible renderer drawing each page with Pillow line by line.
 
-    Same page and cell geometry as glyphfold's profile default; newlines are folded
-    into a visible mark like glyphfold's reflow mode, so both draw the same cells.
+    Same page and cell geometry as glyphfold's profile default; whitespace is folded
+    as glyphfold's ``collapse`` does and newlines into a visible mark like its reflow
+    mode, so both draw the same cells.
     """
     from glyphfold.fonts.resolve import resolve_font
+    from glyphfold.render.collapse import collapse_whitespace
     from glyphfold.render.profiles import get_profile
     from glyphfold.render.shapes import get_shape
 
@@ -92,7 +96,9 @@ def pillow_renderer(text: str, *, profile: Any, shape=None, font=None, bits=None
     shp = get_shape(shape or prof.default_shape)
     cols = prof.default_page[0] // shp.cell_w
     rows = prof.default_page[1] // shp.cell_h
-    folded = text.replace("\n", "\u21b5").replace("\t", " ")
+    if collapse:
+        text = collapse_whitespace(text, reflow=reflow)[0]
+    folded = text.replace("\n", "\u258c").replace("\t", " ")
     font_path = str(resolve_font("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"))
     pngs = base.render_pillow(
         folded,

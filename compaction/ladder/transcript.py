@@ -54,6 +54,39 @@ def mark(label: str) -> str:
     return "".join(out)
 
 
+_RESULT_HEAD = mark("<- result")
+_RESULT_END = mark("<- end")
+_BOUNDARY = re.compile(
+    f"^(?:{re.escape(_RESULT_HEAD)} [^\\n]* \\([\\d,]+ chars\\)$|{re.escape(_RESULT_END)} )", re.M
+)
+
+
+def tool_output_spans(transcript: str) -> list[tuple[int, int]]:
+    """The (start, end) spans of tool-result bodies in a transcript (for lighter ink).
+
+    A body runs from the line after a result's header to its end line. The marks
+    cannot be forged by content, so the spans are exact; a transcript that starts
+    inside a result (its head was cut) has its first body start at 0.
+    """
+    spans: list[tuple[int, int]] = []
+    start: int | None = None
+    first = True
+    for m in _BOUNDARY.finditer(transcript):
+        if m.group(0).startswith(_RESULT_HEAD):
+            nl = transcript.find("\n", m.end())
+            start = len(transcript) if nl < 0 else nl + 1
+        else:
+            if start is None and first:
+                start = 0
+            if start is not None and m.start() > start:
+                spans.append((start, m.start()))
+            start = None
+        first = False
+    if start is not None and start < len(transcript):
+        spans.append((start, len(transcript)))
+    return spans
+
+
 def sanitise(text: str) -> str:
     """Return content with every mark code point replaced by U+FFFD (content cannot forge marks)."""
     return _FORGED.sub("\ufffd", text) if _FORGED.search(text) else text

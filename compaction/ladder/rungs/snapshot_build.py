@@ -40,6 +40,7 @@ from glyphfold.compaction.ladder.factsheet import FactsheetConfig, extract_facts
 from glyphfold.compaction.ladder.ledger import PageRecord, Removed
 from glyphfold.compaction.ladder.rungs.snapshot_plan import Plan, RunText, Unit
 from glyphfold.compaction.ladder.rungs.snapshot_source import LEVELS, Source, level_config
+from glyphfold.compaction.ladder.transcript import plain_text
 
 __all__ = ["SNAPSHOT_VERSION", "Built", "build", "guide_text", "is_snapshot"]
 
@@ -143,7 +144,7 @@ def _snapshot_message(
     if pages:
         guide = guide_text(n_msgs, len(rt.text), len(pages), facts=bool(factsheet))
     else:  # every step of the run was dropped: the marker line says what and where to look
-        guide = f"[glyphfold snapshot] {rt.text.strip()}"
+        guide = f"[glyphfold snapshot] {plain_text(rt.text).strip()}"
     blocks: list[Any] = [Text(guide)]
     raw = _image_raw(inp.profile, inp.history.format)
     for p in pages:
