@@ -2,7 +2,7 @@
 
 Imported by ``_kernels`` only, so importing it means numba is wanted.
 
-* ``JIT``: the one set of compile flags every kernel uses.
+* ``kernel``: the decorator every kernel is compiled with (the one set of flags).
 * The kernels cache in :func:`glyphfold.render.cache.cache_dir` (``kernels/``),
   never next to the installed sources: a locator placed first in numba's list
   claims this package's kernel module and nothing else.
@@ -20,11 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from glyphfold.render.cache import cache_dir
+from numba import njit
 from numba.core import caching, event
 
 KERNEL_FILE = Path(__file__).with_name("_kernels.py")
 CACHE_DIR = cache_dir("kernels")
-JIT = {"cache": CACHE_DIR is not None, "nogil": True, "boundscheck": False}
+kernel = njit(cache=CACHE_DIR is not None, nogil=True, boundscheck=False)
 
 
 class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
@@ -54,7 +55,7 @@ def _is_kernel_file(py_file: str) -> bool:
 
 
 def _install_locator() -> None:
-    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # type: ignore[attr-defined]
     if KernelCacheLocator not in impl._locator_classes:
         impl._locator_classes.insert(0, KernelCacheLocator)
 

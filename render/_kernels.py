@@ -11,7 +11,7 @@ numpy path (``glyphfold.render.vector``) that renders small inputs without numba
 from __future__ import annotations
 
 import numpy as np
-from glyphfold.render._jit import JIT
+from glyphfold.render._jit import kernel
 from glyphfold.render.codes import (
     BLANK,
     C_CR,
@@ -29,12 +29,9 @@ from glyphfold.render.codes import (
     S_POS,
     WIDE_CONT,
 )
-from numba import njit
-
-_JIT = JIT  # the one set of compile flags (glyphfold.render._jit)
 
 
-@njit(**_JIT)
+@kernel
 def _ansi_len(cps, i, n):
     """Length of the ANSI escape sequence starting at cps[i] (an ESC)."""
     if i + 1 >= n:
@@ -72,7 +69,7 @@ def _ansi_len(cps, i, n):
     return 1
 
 
-@njit(**_JIT)
+@kernel
 def layout_page(
     cps,
     cls,
@@ -225,7 +222,7 @@ def layout_page(
     return r
 
 
-@njit(**_JIT)
+@kernel
 def _drop_rule(k):
     """Counter index of the rule that drops class ``k``; -1 for classes that reach the page."""
     if k == C_ESC:
@@ -236,7 +233,7 @@ def _drop_rule(k):
     return -1
 
 
-@njit(**_JIT)
+@kernel
 def skip_dropped(cps, cls, pos, n, counts):
     """Consume the characters from ``pos`` that are dropped by rule; return the next offset.
 
@@ -252,7 +249,7 @@ def skip_dropped(cps, cls, pos, n, counts):
     return pos
 
 
-@njit(**_JIT)
+@kernel
 def _only_dropped_from(cps, cls, pos, n):
     """Whether every character from ``pos`` on is dropped by rule (a look-ahead, no counting)."""
     while pos < n:
@@ -263,7 +260,7 @@ def _only_dropped_from(cps, cls, pos, n):
     return True
 
 
-@njit(**_JIT)
+@kernel
 def _slots(grid, r, end, table, ink, stride, slots):
     """Atlas slot of each of the first ``end`` cells of row ``r`` into ``slots``.
 
@@ -285,7 +282,7 @@ def _slots(grid, r, end, table, ink, stride, slots):
         prev = slot
 
 
-@njit(**_JIT)
+@kernel
 def blit_page(grid, n_rows, table, cells, ink, stride, page, y0, x0):
     """Copy the atlas cell of every grid code into ``page`` at (y0, x0) px (no blending).
 
@@ -310,7 +307,7 @@ def blit_page(grid, n_rows, table, cells, ink, stride, page, y0, x0):
 _PAPER64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-@njit(**_JIT)
+@kernel
 def _printed_cols(grid, r):
     """Columns of row ``r`` up to and including its last non-blank cell."""
     c = grid.shape[1]
@@ -319,7 +316,7 @@ def _printed_cols(grid, r):
     return c
 
 
-@njit(**_JIT)
+@kernel
 def blit_page_u64(grid, n_rows, table, cells64, ink, stride, page64, y0, w0):
     """``blit_page`` for 8-px-wide cells: one 64-bit store per cell row.
 
@@ -347,7 +344,7 @@ def blit_page_u64(grid, n_rows, table, cells64, ink, stride, page64, y0, w0):
         page64[top : top + ch, w0 + end : w0 + cols] = _PAPER64
 
 
-@njit(**_JIT)
+@kernel
 def blit_page_stream(grid, n_rows, table, words, cw, ink, stride, page64, y0, w0):
     """``blit_page`` for any cell width, writing whole 64-bit words.
 
@@ -403,7 +400,7 @@ def blit_page_stream(grid, n_rows, table, words, cw, ink, stride, page64, y0, w0
                 out[i] = _PAPER64
 
 
-@njit(**_JIT)
+@kernel
 def blit_bits(grid, n_rows, table, bitrows, cw, ink, stride, out, y0, b0):
     """Draw 1-bpp PNG scanlines straight from the grid (no 8-bit page in between).
 
@@ -459,7 +456,7 @@ def blit_bits(grid, n_rows, table, bitrows, cw, ink, stride, out, y0, b0):
                 dst[i] = 0xFF
 
 
-@njit(**_JIT)
+@kernel
 def pack_rows(page, height, bits, out):
     """Pack 8-bit gray rows into PNG scanlines (filter byte 0) of ``bits`` per pixel.
 
@@ -497,7 +494,7 @@ _GATHER1 = np.uint64(0x8040201008040201)
 _LOW_BITS = np.uint64(0x0101010101010101)
 
 
-@njit(**_JIT)
+@kernel
 def pack_rows_1bit_u64(page64, height, out):
     """1-bpp packing of a page viewed as (H, W / 8) uint64: 8 pixels per multiply."""
     words = page64.shape[1]
@@ -516,7 +513,7 @@ _LOW2_BITS = np.uint64(0x0303030303030303)
 _U32 = np.uint64(0xFFFFFFFF)
 
 
-@njit(**_JIT)
+@kernel
 def pack_rows_2bit_u64(page64, height, out):
     """2-bpp packing of a page viewed as (H, W / 8) uint64: 4 pixels per multiply."""
     words = page64.shape[1]

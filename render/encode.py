@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import struct
 import sys
+import types
 import zlib
 
 import numpy as np
@@ -25,6 +26,8 @@ from glyphfold.render import backend, vector
 
 from glyphfold.errors import EncodeError
 
+DEFLATE: types.ModuleType
+_LEVELS: tuple[int, ...]
 try:  # the one place the deflate backend is chosen
     from isal import isal_zlib as DEFLATE
 

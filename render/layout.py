@@ -38,6 +38,7 @@ import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from glyphfold.render import backend, vector
@@ -266,6 +267,7 @@ class Layout:
         grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
         src = np.empty(src_shape, dtype=np.int64)
         row_start = np.empty(cfg.rows, dtype=np.int64)
+        args: tuple[Any, ...]
         if self.kernels:
             layout_page = backend.kernels().layout_page
             args = (self.cps, self.cls, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)

@@ -204,7 +204,8 @@ class PageWriter:
                 self.raw[used_h:h, 0] = 0
                 self.raw[used_h:h, 1:] = 0xFF
         else:
-            grid_ink, strengths = None, ()
+            grid_ink = None
+            strengths: tuple[float, ...] = ()
             if self.ink is not None and pl.src is not None:
                 levels, strengths = self.ink
                 grid_ink = page_ink(pl.src, pl.row_start, pl.n_rows, levels)

@@ -152,13 +152,15 @@ def effective_context_budget(
         else:
             window = DEFAULT_BUDGET_TOKENS
         if ratio is None:
-            budget = mct  # type: ignore[assignment]
+            assert mct is not None  # ratio and mct are not both None here
+            budget = mct
         else:
             budget = max(1, math.floor(window * ratio))
             if mct is not None:
                 budget = min(budget, mct)
     if pruning is not None and pruning.enabled and (pruning.max_tokens or 0) > 0:
-        budget = min(budget, pruning.max_tokens)  # type: ignore[type-var]
+        assert pruning.max_tokens is not None
+        budget = min(budget, pruning.max_tokens)
     if budget > 0 and capacity is not None:
         budget = min(budget, capacity)
     return budget

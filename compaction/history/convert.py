@@ -165,10 +165,10 @@ def _to_openai(h: History) -> History:
         if m.role == "assistant":
             blocks, lost = _keep(m.blocks, (Text, ToolCall))
             dropped += lost
-            conv = [
+            conv: list[Block] = [
                 ToolCall(b.id, b.name, _args_json(b.arguments))
                 if isinstance(b, ToolCall)
-                else Text(b.text)
+                else Text(b.text if isinstance(b, Text) else "")
                 for b in blocks
             ]
             if conv:

@@ -68,6 +68,7 @@ class FrozenMapping(Mapping[str, Any]):
     """A read-only, hashable mapping (usable as a dataclass default)."""
 
     __slots__ = ("_d",)
+    _d: dict[str, Any]
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         object.__setattr__(self, "_d", dict(data or {}))

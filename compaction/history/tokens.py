@@ -399,7 +399,7 @@ def unpriced_keys(message: Message) -> list[str]:
                 _add_unpriced(out, raw["function"], _FUNCTION_KEYS)
             else:
                 _add_unpriced(out, raw, _TOOL_USE_KEYS)
-        elif tb is ToolResult:
+        elif type(b) is ToolResult:
             _add_unpriced(out, raw, _RESULT_KEYS)
             for x in b.content:  # type: ignore[union-attr]
                 if type(x) is Text or type(x) is Image:
@@ -433,7 +433,8 @@ def estimate_message_tokens(
     (older tool results, SPEC §3.4) when the heuristic counter is used.
     """
     c = counter or _HEURISTIC
-    heuristic = isinstance(c, HeuristicCounter)
+    cpt = c.chars_per_token if isinstance(c, HeuristicCounter) else 0
+    heuristic = cpt > 0
     total = FRAMING_TOKENS
     chars = 0  # heuristic: sum first, round once per message
     # a "[Tool results]" user message is a tool result written as text
@@ -460,7 +461,7 @@ def estimate_message_tokens(
                         total += image_tokens(x, profile=profile)
                 elif isinstance(x, Unknown):
                     s = _unknown_text(x)
-                    total += -(-len(s) // c.chars_per_token) if heuristic else c.count(s)
+                    total += -(-len(s) // cpt) if heuristic else c.count(s)
         elif isinstance(b, Image):
             if images_sent:
                 total += image_tokens(b, profile=profile)
@@ -483,7 +484,7 @@ def estimate_message_tokens(
         else:
             total += c.count(",".join(extra))
     if chars:
-        total += -(-chars // c.chars_per_token)  # type: ignore[union-attr]
+        total += -(-chars // cpt)
     return total
 
 
@@ -523,13 +524,12 @@ def _text_units(m: Message, by_bytes: bool) -> int:
         return -1
     n = 0
     for b in m.blocks:
-        tb = type(b)
         r = b.raw
-        if tb is Text:
+        if type(b) is Text:
             if r is not None and not _TEXT_KEYS.issuperset(r):
                 return -1
             n += len(b.text)
-        elif tb is ToolCall:
+        elif type(b) is ToolCall:
             if r is not None:
                 fn = r.get("function")  # OpenAI {"id", "type", "function"}, else tool_use
                 if fn is None:
@@ -542,7 +542,7 @@ def _text_units(m: Message, by_bytes: bool) -> int:
                 ):
                     return -1
             n += len(_call_text(b))
-        elif tb is ToolResult:
+        elif type(b) is ToolResult:
             if r is not None and not _RESULT_KEYS.issuperset(r):
                 return -1
             for x in b.content:
@@ -574,8 +574,11 @@ def token_costs(
         msg = f"counter must have a count(text) -> int method, got {type(counter).__name__}"
         raise InputError(msg)
     c = counter or _HEURISTIC
-    heuristic = type(c) is HeuristicCounter
-    cpt = c.chars_per_token if heuristic else 0  # type: ignore[union-attr]
+    # exactly the heuristic (a subclass may count differently): the fast path applies
+    cpt = 0
+    if type(c) is HeuristicCounter and isinstance(c, HeuristicCounter):
+        cpt = c.chars_per_token
+    heuristic = cpt > 0
     seg = segmentation if segmentation is not None else segment_turns(h)
     # the current user turn: the newest one (everything, if there is no turn yet)
     current_from = seg.turns[-1].start if seg.turns else 0

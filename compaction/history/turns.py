@@ -29,6 +29,7 @@ from glyphfold.compaction.history.markers import (
 )
 from glyphfold.compaction.history.messages import (
     TOOL_MESSAGE_FORMATS,
+    Block,
     History,
     Message,
     Text,
@@ -225,7 +226,7 @@ def repair_orphans(history: Any, *, mode: str = "remove") -> SweepResult:
     synth_after: dict[int, list[str]] = {}  # original index -> call ids to answer
     synthesized: list[str] = []
     for i, m in enumerate(h.messages):
-        blocks = []
+        blocks: list[Block] = []
         changed = False
         for b in m.blocks:
             if isinstance(b, ToolResult) and (i, b.call_id) in bad_results:

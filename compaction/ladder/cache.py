@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import Any
 
 from glyphfold.compaction.history.markers import SNAPSHOT, marker_kind
 from glyphfold.compaction.history.messages import (
@@ -120,6 +121,7 @@ def _marked(m: Message, fmt: str) -> Message:
     last = m.blocks[-1]
     key = CACHE_KEYS[fmt]
     value = _EXPLICIT if fmt == RESPONSES else _EPHEMERAL
+    raw: dict[str, Any]
     if isinstance(last, Text):
         kind = {"anthropic": "text", "openai": "text", "responses": "input_text"}[fmt]
         raw = dict(last.raw) if last.raw is not None else {"type": kind}

@@ -298,17 +298,17 @@ def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = N
             if not base_path.is_file():
                 msg = f"{where}: derive: no source file {parts[1]!r} next to {path}"
                 raise SourceError(msg)
-            base = parse_source(
+            parent = parse_source(
                 base_path.read_text(encoding="utf-8"), path=parts[1], base_dir=base_path.parent
             )
             font = replace(
-                base,
-                glyphs=dict(base.glyphs),
-                marks=dict(base.marks),
-                composes=dict(base.composes),
-                aliases=dict(base.aliases),
+                parent,
+                glyphs=dict(parent.glyphs),
+                marks=dict(parent.marks),
+                composes=dict(parent.composes),
+                aliases=dict(parent.aliases),
                 overlaps=[],
-                inverts=list(base.inverts),
+                inverts=list(parent.inverts),
             )
             inherited = set(font.glyphs)
         elif key == "widen":

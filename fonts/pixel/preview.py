@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     text = args.text if args.text is not None else sys.stdin.read()
     img = Image.fromarray(render_cells(path, text.replace("\\n", "\n")))
     if args.scale > 1:
-        img = img.resize((img.width * args.scale, img.height * args.scale), Image.NEAREST)
+        size = (img.width * args.scale, img.height * args.scale)
+        img = img.resize(size, Image.Resampling.NEAREST)
     img.save(args.out)
     return 0
 

@@ -92,10 +92,10 @@ class GlyphfoldInputFilter:
             and n <= len(items)
             and digests[:n] == memo.digests
         ):
-            body = dict(memo.output)
+            body: dict[str, Any] = dict(memo.output)
             body["input"] = [*memo.output["input"], *items[n:]]
             return body, digests
-        body: dict[str, Any] = {"input": items}
+        body = {"input": items}
         if instructions is not None:
             body["instructions"] = instructions
         return body, digests

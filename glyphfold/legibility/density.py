@@ -72,7 +72,7 @@ class SessionDensity:
     image_tokens: int
     tokens_before: int
     tokens_after: int
-    page_sample: tuple[tuple[str, str], ...]  # (reference span, png) pairs kept for OCR
+    page_sample: tuple[tuple[str, bytes], ...]  # (reference span, png) pairs kept for OCR
 
     @property
     def chars_per_image_token(self) -> float:
@@ -164,6 +164,7 @@ def measure_profile(
     errors = ref_chars = matched = total = 0
     sampled = spans[:ocr_pages] if engine is not None else []
     for ref, png in sampled:
+        assert engine is not None  # sampled is empty without an engine
         read = engine.read_page(decode_png(png))
         errors += round(cer(ref, read) * len(normalise(ref)))
         ref_chars += len(normalise(ref))

@@ -378,7 +378,7 @@ def _to_openai(turns: list[_Turn]) -> list[dict[str, Any]]:
                     ],
                 }
             )
-            images = []
+            images: list[tuple[_Call, bytes]] = []
             for c in calls:
                 body = (
                     f"Error: {c.result}"
@@ -387,8 +387,8 @@ def _to_openai(turns: list[_Turn]) -> list[dict[str, Any]]:
                 )
                 msgs.append({"role": "tool", "tool_call_id": c.id, "content": body})
                 if c.image is not None:
-                    images.append(c)
-            for c in images:
+                    images.append((c, c.image))
+            for c, image in images:
                 msgs.append(
                     {
                         "role": "user",
@@ -396,7 +396,7 @@ def _to_openai(turns: list[_Turn]) -> list[dict[str, Any]]:
                             {"type": "text", "text": f"[Tool results] {c.name} returned an image"},
                             {
                                 "type": "image_url",
-                                "image_url": {"url": "data:image/png;base64," + _b64(c.image)},
+                                "image_url": {"url": "data:image/png;base64," + _b64(image)},
                             },
                         ],
                     }

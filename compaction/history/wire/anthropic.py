@@ -237,7 +237,9 @@ def _inline(b: ToolCall | ToolResult) -> bool:
 
 
 def _image_block(b: Image) -> dict[str, Any]:
-    out = dict(b.raw) if b.raw is not None and b.raw.get("type") == "image" else {"type": "image"}
+    out: dict[str, Any] = (
+        dict(b.raw) if b.raw is not None and b.raw.get("type") == "image" else {"type": "image"}
+    )
     raw_src = out.get("source")
     kind = "base64" if b.data is not None else "url"
     src = dict(raw_src) if isinstance(raw_src, Mapping) and raw_src.get("type") == kind else {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from glyphfold.errors import HistoryFormatError
 
@@ -17,7 +17,7 @@ def fail(i: int, problem: str) -> HistoryFormatError:
     return HistoryFormatError(f"message {i}: {problem}", index=i)
 
 
-def is_mapping(x: Any) -> bool:
+def is_mapping(x: Any) -> TypeGuard[Mapping[str, Any]]:
     """True for a dict or any Mapping (fast path for plain dicts)."""
     return type(x) is dict or isinstance(x, Mapping)
 

@@ -238,7 +238,8 @@ def _result_part(b: ToolResult, names: Mapping[str, str]) -> dict[str, Any]:
     if is_mapping(fr_raw):
         assert raw is not None
         cid = b.call_id if isinstance(fr_raw.get("id"), str) else None
-        if _parse_response(0, fr_raw, raw, cid or b.call_id).content == b.content:
+        again = _parse_response(0, fr_raw, raw, cid or b.call_id)
+        if isinstance(again, ToolResult) and again.content == b.content:
             return dict(raw)
     texts = "\n".join(c.text for c in b.content if isinstance(c, Text))
     fr: dict[str, Any] = dict(fr_raw) if is_mapping(fr_raw) else {}
@@ -282,7 +283,7 @@ def _serialise(m: Message, names: Mapping[str, str]) -> dict[str, Any]:
     raw_role = out.get("role")
     out["role"] = (
         raw_role
-        if ROLES.get(raw_role) == m.role
+        if isinstance(raw_role, str) and ROLES.get(raw_role) == m.role
         else ("model" if m.role == "assistant" else "user")
     )
     out["parts"] = [_part(b, names) for b in m.blocks]

@@ -188,7 +188,7 @@ def _content(blocks: Sequence[Block], raw_content: Any, *, has_raw: bool, empty:
 def _wire_calls(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
     wire_calls = []
     for c in calls:
-        wc = dict(c.raw) if c.raw is not None else {"type": "function"}
+        wc: dict[str, Any] = dict(c.raw) if c.raw is not None else {"type": "function"}
         fn = dict(wc.get("function") or {})
         fn["name"] = c.name
         if c.arguments is not None:
@@ -208,7 +208,9 @@ def serialise_message(m: Message) -> dict[str, Any]:
     raw = m.raw
     out: dict[str, Any] = dict(raw) if raw is not None else {}
     raw_role = raw.get("role") if raw is not None else None
-    out["role"] = raw_role if ROLES.get(raw_role) == m.role else m.role
+    out["role"] = (
+        raw_role if isinstance(raw_role, str) and ROLES.get(raw_role) == m.role else m.role
+    )
     has_raw = raw is not None and "content" in raw
     raw_content = raw.get("content") if raw is not None else None
     if m.role == "tool":

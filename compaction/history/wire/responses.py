@@ -275,6 +275,7 @@ def _text_part(b: Text, role: str) -> dict[str, Any]:
 
 def _image_part(b: Image) -> dict[str, Any]:
     raw = b.raw
+    out: dict[str, Any]
     if raw is not None and raw.get("type") == "input_image":
         out = dict(raw)
         old = raw.get("image_url")
@@ -286,7 +287,7 @@ def _image_part(b: Image) -> dict[str, Any]:
             out.setdefault("detail", "high")
         return out
     detail = "high"
-    out: dict[str, Any] = {"type": "input_image", "image_url": b.data_url}
+    out = {"type": "input_image", "image_url": b.data_url}
     if raw is not None:
         if isinstance(raw.get("image_url"), Mapping):
             # the ladder names the detail level its pricing assumes (Chat Completions shape)

@@ -31,7 +31,7 @@ def is_sdk_object(x: Any) -> bool:
 def plain(x: Any) -> Any:
     """The wire dict an SDK object stands for (nulls dropped: unset fields stay unset)."""
     d = x.model_dump(mode="python", exclude_none=True) if hasattr(x, "model_dump") else x.to_dict()
-    if not isinstance(d, Mapping):
+    if not isinstance(d, dict):
         msg = f"{type(x).__name__} does not dump to a message dict"
         raise HistoryFormatError(msg)
     module = type(x).__module__ or ""
