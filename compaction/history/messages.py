@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from glyphfold.compaction.history.images import image_size
 from glyphfold.compaction.history.model import (
@@ -70,8 +70,10 @@ __all__ = [
     "TOOL_MESSAGE_FORMATS",
     "Block",
     "Format",
+    "FormatArg",
     "FrozenMapping",
     "History",
+    "HistoryT",
     "Image",
     "Message",
     "Role",
@@ -79,6 +81,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "Unknown",
+    "WireHistory",
     "coerce",
     "detect_format",
     "image_size",
@@ -89,6 +92,14 @@ __all__ = [
     "to_canonical",
     "to_wire",
 ]
+
+
+# What the public functions take and give back: a canonical History, or a wire history
+# (a list of message dicts or SDK objects; a dict envelope such as Anthropic's
+# {"system", "messages"} or a request body). The result is of the kind given.
+HistoryT = TypeVar("HistoryT", History, list[Any], dict[str, Any])
+WireHistory: TypeAlias = list[Any] | dict[str, Any]
+FormatArg: TypeAlias = Literal["auto"] | Format
 
 
 def parse_message(format: str, i: int, m: Any) -> Message:
@@ -278,7 +289,8 @@ def to_wire(history: History) -> list[Any] | dict[str, Any]:
         msg = f"to_wire needs a glyphfold History, got {type(history).__name__}"
         raise HistoryFormatError(msg)
     if history._wire is not None:
-        return history._wire
+        wire: list[Any] | dict[str, Any] = history._wire
+        return wire
     wf = wire_format(history.format)
     messages = serialise_entries(wf, history.messages)
     if history.envelope == "list":

@@ -307,9 +307,10 @@ class BpeCounter:
     def count(self, text: str) -> int:
         """Exact token count (special tokens counted as plain text)."""
         try:
-            return self._tokenizer.count(text)
+            n: int = self._tokenizer.count(text)
         except UnicodeEncodeError:
-            return self._tokenizer.count(_utf8_safe(text))
+            n = self._tokenizer.count(_utf8_safe(text))
+        return n
 
 
 _HEURISTIC = HeuristicCounter()
@@ -390,7 +391,7 @@ def unpriced_keys(message: Message) -> list[str]:
     _add_unpriced(out, message.raw, _MESSAGE_KEYS)
     for b in message.blocks:
         tb = type(b)
-        raw = b.raw  # type: ignore[union-attr]
+        raw = b.raw
         if tb is Text:
             _add_unpriced(out, raw, _TEXT_KEYS)
         elif tb is ToolCall and isinstance(raw, Mapping):
@@ -401,7 +402,7 @@ def unpriced_keys(message: Message) -> list[str]:
                 _add_unpriced(out, raw, _TOOL_USE_KEYS)
         elif type(b) is ToolResult:
             _add_unpriced(out, raw, _RESULT_KEYS)
-            for x in b.content:  # type: ignore[union-attr]
+            for x in b.content:
                 if type(x) is Text or type(x) is Image:
                     _add_unpriced(out, x.raw, _TEXT_KEYS if type(x) is Text else _IMAGE_KEYS)
         elif tb is Image:

@@ -31,11 +31,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from glyphfold.compaction.history.budget import effective_context_budget, recovery_target
-from glyphfold.compaction.history.events import OverflowRecovery
-from glyphfold.compaction.history.messages import coerce
-from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, ImagePolicy
+from glyphfold.compaction.history.events import EventBus, OverflowRecovery
+from glyphfold.compaction.history.messages import FormatArg, HistoryT, coerce
+from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, ImagePolicy, TokenCounter
 from glyphfold.compaction.ladder.loop import (
     LadderRun,
+    Pin,
     counters,
     minimal_tokens,
     resolve_pins,
@@ -51,7 +52,10 @@ from glyphfold.compaction.ladder.registry import (
     rung_names,
 )
 from glyphfold.compaction.ladder.result import CompactionResult
-from glyphfold.render.profiles import get_profile
+from glyphfold.compaction.ladder.rungs.base import Rung
+from glyphfold.compaction.ladder.rungs.snapshot import Renderer
+from glyphfold.compaction.ladder.summarizers import Summarizer
+from glyphfold.render.profiles import Profile, get_profile
 
 from glyphfold.errors import ContextOverflowError, InputError
 
@@ -70,24 +74,24 @@ __all__ = [
 
 
 def compact(
-    history: Any,
+    history: HistoryT,
     *,
-    profile: Any = "anthropic",
+    profile: str | Profile = "anthropic",
     budget: int | None = None,
     window: int | None = None,
     ratio: float | None = None,
     reserve: int = 0,
-    rungs: Sequence[Any] | str | None = None,
-    summarizer: Any = None,
-    pins: Iterable[Any] = (),
+    rungs: Sequence[str | Rung] | str | None = None,
+    summarizer: Summarizer | None = None,
+    pins: Iterable[Pin] = (),
     dry_run: bool = False,
     config: LadderConfig | None = None,
-    renderer: Any = None,
-    counter: Any = None,
-    format: str = "auto",
-    bus: Any = None,
+    renderer: Renderer | None = None,
+    counter: TokenCounter | None = None,
+    format: FormatArg = "auto",
+    bus: EventBus | None = None,
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
-) -> CompactionResult:
+) -> CompactionResult[HistoryT]:
     """Compact ``history`` under a token budget, cheapest rung first (SPEC §5).
 
     Give ``budget`` (tokens) or ``window`` (the model's context window, with an
@@ -146,22 +150,22 @@ def compact(
 
 
 def recover(
-    history: Any,
+    history: HistoryT,
     *,
     error: Any = None,
-    profile: Any = "anthropic",
+    profile: str | Profile = "anthropic",
     allow_summary: bool = False,
-    summarizer: Any = None,
-    rungs: Sequence[Any] | str | None = None,
-    pins: Iterable[Any] = (),
+    summarizer: Summarizer | None = None,
+    rungs: Sequence[str | Rung] | str | None = None,
+    pins: Iterable[Pin] = (),
     config: LadderConfig | None = None,
-    renderer: Any = None,
-    counter: Any = None,
+    renderer: Renderer | None = None,
+    counter: TokenCounter | None = None,
     dry_run: bool = False,
-    format: str = "auto",
-    bus: Any = None,
+    format: FormatArg = "auto",
+    bus: EventBus | None = None,
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
-) -> CompactionResult:
+) -> CompactionResult[HistoryT]:
     """Reactive recovery after a context overflow (SPEC §3.6, §5.1).
 
     Reduces the history to at most two thirds of its current estimate with the
@@ -216,16 +220,16 @@ def recover(
 
 
 def shake(
-    history: Any,
+    history: HistoryT,
     *,
-    profile: Any = "anthropic",
-    pins: Iterable[Any] = (),
+    profile: str | Profile = "anthropic",
+    pins: Iterable[Pin] = (),
     config: LadderConfig | None = None,
-    counter: Any = None,
+    counter: TokenCounter | None = None,
     dry_run: bool = False,
-    format: str = "auto",
-    bus: Any = None,
-) -> CompactionResult:
+    format: FormatArg = "auto",
+    bus: EventBus | None = None,
+) -> CompactionResult[HistoryT]:
     """Only the free text rungs (elision, image stripping), whatever the budget (``/shake``).
 
     Everything the rules allow goes, outside the head and the tail
@@ -253,12 +257,12 @@ def shake(
 
 
 def floor_tokens(
-    history: Any,
+    history: HistoryT,
     *,
-    profile: Any = "anthropic",
-    pins: Iterable[Any] = (),
-    counter: Any = None,
-    format: str = "auto",
+    profile: str | Profile = "anthropic",
+    pins: Iterable[Pin] = (),
+    counter: TokenCounter | None = None,
+    format: FormatArg = "auto",
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> int:
     """The fewest tokens model-free compaction can bring ``history`` to (SPEC §5.7).

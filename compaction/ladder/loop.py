@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeAlias
 
 from glyphfold.compaction.history.events import EventBus, publish
 from glyphfold.compaction.history.markers import glyphfold_meta
@@ -36,6 +36,7 @@ from glyphfold.errors import ContextOverflowError, InputError
 
 __all__ = [
     "LadderRun",
+    "Pin",
     "Pricing",
     "counters",
     "minimal_tokens",
@@ -43,6 +44,10 @@ __all__ = [
     "run_ladder",
     "tail_messages",
 ]
+
+# a pinned message: its index, a (start, stop) span or range of indices, or an id
+# (a tool call's id, or a message's "id")
+Pin: TypeAlias = int | range | tuple[int, int] | str
 
 DEFAULT_TAIL_TOKENS = 8_000
 
@@ -55,7 +60,7 @@ class LadderRun:
     target: int  # the history must end at or under this
     budget: int  # what the caller asked for (target + reserve)
     profile: Profile
-    pins: Iterable[Any] = ()
+    pins: Iterable[Pin] = ()
     dry_run: bool = False
     counter: TokenCounter | None = None
     raise_if_over: bool = True
@@ -202,7 +207,7 @@ def _pin_indices(p: Any, ids: dict[str, list[int]]) -> list[int]:
     raise InputError(msg)
 
 
-def resolve_pins(h: History, pins: Iterable[Any]) -> frozenset[int]:
+def resolve_pins(h: History, pins: Iterable[Pin]) -> frozenset[int]:
     """Pins -> id() of the pinned canonical messages.
 
     A pin is a message index (int), a ``range`` or ``(start, stop)`` span of

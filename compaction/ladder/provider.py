@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from glyphfold.compaction.history.messages import History, Message
+from glyphfold.compaction.history.messages import History, HistoryT, Message
 from glyphfold.compaction.history.wire import messages_key
 from glyphfold.compaction.ladder.rungs.base import X_KEY
 
@@ -15,13 +15,18 @@ from glyphfold.errors import InputError
 __all__ = ["provider_messages"]
 
 
-def provider_messages(history: Any) -> Any:
+def provider_messages(history: HistoryT) -> HistoryT:
     """The history as a provider accepts it: ``x_glyphfold`` keys removed, same kind.
 
     Compaction output keeps snapshot sources under ``x_glyphfold`` so the next pass
     can re-render from text (SPEC §5.3); providers reject unknown keys, so strip
     them right before sending.
     """
+    stripped: HistoryT = _strip_history(history)
+    return stripped
+
+
+def _strip_history(history: Any) -> Any:
     if isinstance(history, History):
         return history.replace_messages([_strip_message(m) for m in history.messages])
     wire = history

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
-from glyphfold.compaction.history.messages import History
+from glyphfold.compaction.history.messages import History, HistoryT
 from glyphfold.compaction.ladder.ledger import LedgerEntry, ledger_to_json
 from glyphfold.compaction.ladder.provider import provider_messages
 
@@ -16,7 +16,7 @@ __all__ = ["CompactionResult"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class CompactionResult:
+class CompactionResult(Generic[HistoryT]):
     """What the ladder did: the new history and the record of everything that left.
 
     ``messages`` is the same kind as the input (wire list or dict, or a canonical
@@ -24,7 +24,7 @@ class CompactionResult:
     send :meth:`for_provider`.
     """
 
-    messages: Any
+    messages: HistoryT
     ledger: tuple[LedgerEntry, ...]
     events: tuple[object, ...]
     tokens_before: int
@@ -40,7 +40,7 @@ class CompactionResult:
         """True when the history ends at or under the target."""
         return self.tokens_after <= self.target
 
-    def for_provider(self) -> Any:
+    def for_provider(self) -> HistoryT:
         """``messages`` as a provider accepts them (``x_glyphfold`` keys stripped).
 
         Keep ``messages`` as the conversation's stored history (the snapshot source

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from glyphfold.compaction.history.messages import History, Message
 from glyphfold.compaction.history.steps import Regions, split_regions
@@ -46,14 +46,26 @@ from glyphfold.compaction.ladder.rungs.snapshot_build import (
 from glyphfold.compaction.ladder.rungs.snapshot_plan import Plan, Planner, Unit
 from glyphfold.compaction.ladder.rungs.snapshot_source import Source, join, serialise
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
+from glyphfold.render.profiles import Profile
 
 from glyphfold.errors import EncodeError, LayoutError
 
-__all__ = ["SNAPSHOT_VERSION", "Snapshot", "SnapshotConfig", "is_snapshot", "serialise"]
+__all__ = [
+    "SNAPSHOT_VERSION",
+    "Renderer",
+    "Snapshot",
+    "SnapshotConfig",
+    "is_snapshot",
+    "serialise",
+]
 
-# glyphfold.render_text-compatible: (text, *, profile, shape, font, bits, reflow, collapse)
-# and ink= when SnapshotConfig.tool_ink is set
-Renderer = Callable[..., Any]
+
+# A glyphfold.render_text-compatible renderer: called as renderer(text, profile=...,
+# shape=, font=, bits=, reflow=, collapse= (and ink= when SnapshotConfig.tool_ink is
+# set)); its result has .pages whose items carry png, width, height, source_span and
+# image_tokens like glyphfold.render.api.Page.
+Renderer: TypeAlias = Callable[..., Any]
+
 _BRIDGES = 7 + 24  # an assistant bridge before a snapshot and an acknowledgement after it
 
 
@@ -153,7 +165,9 @@ class Snapshot:
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost))
         return units, Source(imaged, tool_names(history), self.config.transcript)
 
-    def _page_cap(self, history: History, reg: Regions, units: list[Unit], profile: Any) -> int:
+    def _page_cap(
+        self, history: History, reg: Regions, units: list[Unit], profile: Profile
+    ) -> int:
         msgs = history.messages
         kept = [*msgs[: reg.head_end], *msgs[reg.tail_start :]]
         kept += [msgs[i] for u in units if u.kept for i in range(u.start, u.end)]
@@ -164,7 +178,8 @@ class Snapshot:
         page_b64 = plan.max_png_bytes * 4 // 3 + 64
         # request bytes of what stays: text plus inline images (base64), a close bound
         other = sum(len(m.text) * 2 + sum(len(i.data or "") for i in m.images) for m in kept)
-        return max(0, min(cap, (profile.max_request_bytes - other) // page_b64))
+        room: int = (profile.max_request_bytes - other) // page_b64
+        return max(0, min(cap, room))
 
     def _planner_plan(self, text: str, profile: Any) -> Any:
         from glyphfold.render.api import plan_text

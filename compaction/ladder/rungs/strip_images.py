@@ -23,6 +23,7 @@ from glyphfold.compaction.history.images import (
 )
 from glyphfold.compaction.history.markers import is_marker
 from glyphfold.compaction.history.messages import (
+    Block,
     History,
     Image,
     Message,
@@ -137,8 +138,10 @@ def _origins(history: History) -> list[str]:
     return out
 
 
-def _strip_blocks(m: Message, call_names: dict[str, str], origin: str) -> tuple[list, list[str]]:
-    blocks: list = []
+def _strip_blocks(
+    m: Message, call_names: dict[str, str], origin: str
+) -> tuple[list[Block], list[str]]:
+    blocks: list[Block] = []
     details: list[str] = []
     for b in m.blocks:
         if isinstance(b, Image):
