@@ -256,7 +256,7 @@ def header(conv: Conversation, branches: int) -> str:
     fmt = conv.format or "format not yet known"
     fork = f", forked from {conv.forked_from[:12]}" if conv.forked_from else ""
     return (
-        f"conversation {conv.id}{title} — {fmt}, {conv.message_count} messages, "
+        f"conversation {conv.id}{title} — {fmt}, {conv.message_count:,} messages, "
         f"{branches} branch{'es' if branches != 1 else ''}{fork}"
     )
 

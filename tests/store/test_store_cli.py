@@ -77,8 +77,8 @@ def test_export_prints_the_working_history(demo, capsys, tmp_path):
 
 def test_cli_errors_are_one_line_and_create_nothing(tmp_path, capsys, store_url):
     missing = tmp_path / "nothing-here.db"
-    assert cli.main(["sessions", "--db", str(missing)]) == 0
-    assert "no store at" in capsys.readouterr().out
+    assert cli.main(["sessions", "--db", str(missing)]) == 2  # as tree and export
+    assert "no store at" in capsys.readouterr().err
     assert cli.main(["tree", "--db", f"sqlite:///{missing}"]) == 2
     assert cli.main(["export", "--db", str(missing), "abc"]) == 2
     assert not missing.exists()
