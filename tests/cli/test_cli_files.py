@@ -15,20 +15,21 @@ import pytest
 from cli_helpers import run, write
 from PIL import Image
 
-from glyphfold.commands import _output
-
 # --------------------------------------------------------------------------- symlinks
 
 
-@pytest.mark.parametrize("probe", [".glyphfold-write-test", ".write-test"])
-def test_write_probe_never_truncates_a_symlink_target(tmp_path, capsys, probe):
+@pytest.mark.parametrize(
+    ("probe", "argv"),
+    [(".glyphfold-write-test", ["render"]), (".write-test", ["demo", "--budget", "999999"])],
+)
+def test_write_probe_never_truncates_a_symlink_target(tmp_path, capsys, probe, argv):
     """The write probe truncated a symlink's target to 0 bytes (render's and demo's names)."""
     victim = tmp_path / "victim.txt"
     victim.write_text("precious", encoding="utf-8")
     out = tmp_path / "out"
     out.mkdir()
     (out / probe).symlink_to(victim)
-    code, _, _ = run(capsys, "render", "--out", out)
+    code, _, _ = run(capsys, *argv, "--out", out)
     assert code == 0
     assert victim.read_text(encoding="utf-8") == "precious"
     assert (out / probe).is_symlink()  # not ours: left alone
@@ -124,7 +125,7 @@ def test_a_failed_write_leaves_the_previous_file(tmp_path, orphan_file, capsys, 
     def full(_fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(_output.os, "fsync", full)
+    monkeypatch.setattr(os, "fsync", full)
     code, _, err = run(capsys, "shake", orphan_file, "-o", out)
     assert code == 2 and "No space left on device" in err and "unchanged" in err
     assert out.read_text(encoding="utf-8") == "previous"

@@ -13,12 +13,13 @@ from cli_helpers import run, write
 from glyphfold.compaction.store import open_store
 
 from glyphfold.commands import store_view
-from glyphfold.commands._term import dumps, escape
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b]8;;http://x\x1b\\link\x9b31m\u202edesrever\u2028tail"
 
 
 def test_escape_shows_every_control_character():
+    from glyphfold.commands._term import escape
+
     text = "".join(map(chr, range(0x20))) + "\x7f" + "".join(map(chr, range(0x80, 0xA0)))
     text += "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
     text += "\u0085\u2028\u2029"
@@ -30,6 +31,8 @@ def test_escape_shows_every_control_character():
 
 
 def test_json_output_carries_no_raw_control_character():
+    from glyphfold.commands._term import dumps
+
     text = dumps({"t": HOSTILE + "\ud800"})
     assert all(ch.isprintable() for ch in text)
     assert json.loads(text) == {"t": HOSTILE + "\ud800"}  # the same data
