@@ -7,7 +7,7 @@ Public names are resolved lazily from the explicit table below, so that
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glyphfold.errors import (
     ConflictError,
@@ -20,9 +20,64 @@ from glyphfold.errors import (
     LayoutError,
     NotFoundError,
     StoreError,
+    SummarizerError,
+    TokenizerUnavailableError,
     UnknownProfileError,
     UnknownShapeError,
 )
+
+if TYPE_CHECKING:  # the real names for type checkers; at run time they load lazily
+    from glyphfold.compaction.history.budget import (
+        BudgetConfig,
+        check_fits,
+        effective_context_budget,
+    )
+    from glyphfold.compaction.history.convert import convert_history
+    from glyphfold.compaction.history.events import (
+        CheckpointDropped,
+        EventBus,
+        HistoryTrimmed,
+        MessagesEvicted,
+        OrphansSwept,
+        OverflowRecovery,
+        SummaryFailed,
+        subscribe,
+    )
+    from glyphfold.compaction.history.evict import EvictingHistory
+    from glyphfold.compaction.history.loop import LoopGuard
+    from glyphfold.compaction.history.messages import History, to_canonical, to_wire
+    from glyphfold.compaction.history.overflow import is_context_overflow_error
+    from glyphfold.compaction.history.request import prepare_request
+    from glyphfold.compaction.history.tokens import (
+        BpeCounter,
+        HeuristicCounter,
+        TiktokenCounter,
+        TokenCounter,
+        estimate_history_tokens,
+    )
+    from glyphfold.compaction.history.trim import (
+        recover_from_overflow,
+        trim_conversation_to_recent_turns,
+        trim_history,
+        trim_to_recent_turn_count,
+        trim_to_recent_turns,
+    )
+    from glyphfold.compaction.history.turns import bound_tool_result, segment_turns, sweep_orphans
+    from glyphfold.compaction.history.validate import validate_history
+    from glyphfold.compaction.ladder.api import compact, recover, shake
+    from glyphfold.compaction.ladder.provider import provider_messages
+    from glyphfold.compaction.ladder.registry import LadderConfig
+    from glyphfold.compaction.ladder.result import CompactionResult
+    from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+    from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
+    from glyphfold.compaction.ladder.rungs.strip_images import StripConfig
+    from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
+    from glyphfold.compaction.store import open_store
+    from glyphfold.fonts.pixel import bundled_fonts
+    from glyphfold.render.api import RenderResult, render_text
+    from glyphfold.render.profiles import Profile, get_profile, profile_names
+    from glyphfold.render.shapes import Shape, get_shape, shape_names
+    from glyphfold.render.warm import warm_up
 
 __version__ = "0.1.0"
 
@@ -41,6 +96,11 @@ _LAZY: dict[str, str] = {
     "sweep_orphans": "glyphfold.compaction.history.turns",
     "validate_history": "glyphfold.compaction.history.validate",
     "HistoryTrimmed": "glyphfold.compaction.history.events",
+    "OrphansSwept": "glyphfold.compaction.history.events",
+    "MessagesEvicted": "glyphfold.compaction.history.events",
+    "OverflowRecovery": "glyphfold.compaction.history.events",
+    "SummaryFailed": "glyphfold.compaction.history.events",
+    "CheckpointDropped": "glyphfold.compaction.history.events",
     "EventBus": "glyphfold.compaction.history.events",
     "subscribe": "glyphfold.compaction.history.events",
     "estimate_history_tokens": "glyphfold.compaction.history.tokens",
@@ -68,6 +128,10 @@ _LAZY: dict[str, str] = {
     "shake": "glyphfold.compaction.ladder.api",
     "CompactionResult": "glyphfold.compaction.ladder.result",
     "LadderConfig": "glyphfold.compaction.ladder.registry",
+    "ElideConfig": "glyphfold.compaction.ladder.rungs.notable",
+    "StripConfig": "glyphfold.compaction.ladder.rungs.strip_images",
+    "SnapshotConfig": "glyphfold.compaction.ladder.rungs.snapshot",
+    "SummaryConfig": "glyphfold.compaction.ladder.rungs.summary",
     "provider_messages": "glyphfold.compaction.ladder.provider",
     # named glyph shapes and the bundled pixel fonts
     "Shape": "glyphfold.render.shapes",
@@ -77,32 +141,90 @@ _LAZY: dict[str, str] = {
     "warm_up": "glyphfold.render.warm",
 }
 
+# a literal list: type checkers read it to know what the package exports
 __all__ = [
+    "BpeCounter",
+    "BudgetConfig",
+    "CheckpointDropped",
+    "CompactionResult",
     "ConflictError",
     "ContextOverflowError",
+    "ElideConfig",
     "EncodeError",
+    "EventBus",
+    "EvictingHistory",
     "FontNotFoundError",
     "GlyphfoldError",
+    "HeuristicCounter",
+    "History",
     "HistoryFormatError",
+    "HistoryTrimmed",
     "InputError",
+    "LadderConfig",
     "LayoutError",
+    "LoopGuard",
+    "MessagesEvicted",
     "NotFoundError",
+    "OrphansSwept",
+    "OverflowRecovery",
+    "Profile",
+    "RenderResult",
+    "Shape",
+    "SnapshotConfig",
     "StoreError",
+    "StripConfig",
+    "SummarizerError",
+    "SummaryConfig",
+    "SummaryFailed",
+    "TiktokenCounter",
+    "TokenCounter",
+    "TokenizerUnavailableError",
     "UnknownProfileError",
     "UnknownShapeError",
     "__version__",
-    *_LAZY,
+    "bound_tool_result",
+    "bundled_fonts",
+    "check_fits",
+    "compact",
+    "convert_history",
+    "effective_context_budget",
+    "estimate_history_tokens",
+    "get_profile",
+    "get_shape",
+    "is_context_overflow_error",
+    "open_store",
+    "prepare_request",
+    "profile_names",
+    "provider_messages",
+    "recover",
+    "recover_from_overflow",
+    "render_text",
+    "segment_turns",
+    "shake",
+    "shape_names",
+    "subscribe",
+    "sweep_orphans",
+    "to_canonical",
+    "to_wire",
+    "trim_conversation_to_recent_turns",
+    "trim_history",
+    "trim_to_recent_turn_count",
+    "trim_to_recent_turns",
+    "validate_history",
+    "warm_up",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        msg = f"module 'glyphfold' has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # hidden from type checkers, so a misspelt name is an error there
+
+    def __getattr__(name: str) -> Any:
+        module_name = _LAZY.get(name)
+        if module_name is None:
+            msg = f"module 'glyphfold' has no attribute {name!r}"
+            raise AttributeError(msg)
+        value = getattr(importlib.import_module(module_name), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:
