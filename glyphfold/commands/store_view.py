@@ -141,7 +141,7 @@ def build_tree(
     for rec in compactions:
         if rec.tip_id is not None and rec.tip_id in owner:
             owner[rec.tip_id].notes.append(
-                f"✂ compaction {rec.id}: {len(rec.replaced_message_ids)} messages imaged/replaced"
+                f"✂ compaction {rec.id}: {len(rec.replaced_message_ids):,} messages imaged/replaced"
             )
         for mid in rec.replaced_message_ids:
             node = owner.get(mid)
@@ -219,9 +219,9 @@ def _run_summary(node: TurnNode) -> str:
     while len(node.children) == 1:
         node = node.children[0]
         n += 1
-    text = f"{n} turn{'s' if n != 1 else ''}"
+    text = f"{n:,} turn{'s' if n != 1 else ''}"
     if node.children:
-        text += f", then {len(node.children)} branches"
+        text += f", then {len(node.children):,} branches"
     return text
 
 
@@ -238,7 +238,7 @@ def _run_lines(run: list[TurnNode], prefix: str, fmt: str | None, keep: int | No
             hidden += 1
             continue
         if hidden:
-            out.append(Line(prefix, f"⋮  {hidden} more turn{'s' if hidden != 1 else ''}", "dim"))
+            out.append(Line(prefix, f"⋮  {hidden:,} more turn{'s' if hidden != 1 else ''}", "dim"))
             hidden = 0
         out.append(Line(prefix, describe_turn(node, fmt), _style(node)))
     return out
