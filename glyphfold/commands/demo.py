@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         session = demo_session(format=args.format)
     t0 = time.perf_counter()
     try:
-        with progress(f"compacting it to {args.budget:,} tokens (the first run compiles)"):
+        with progress(f"compacting it to {args.budget:,} tokens"):
             result = compact(session, profile=DEMO_PROFILE, budget=args.budget)
     except ContextOverflowError as exc:
         note(f"glyphfold: {exc}")
