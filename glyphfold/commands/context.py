@@ -94,8 +94,9 @@ def _rungs(h: Any, profile: Any, budget: int) -> list[dict[str, Any]]:
     from glyphfold.compaction.ladder.api import compact
 
     rows = []
-    for rung in ("elide", "strip", "snapshot"):
-        with progress(f"dry run of the {rung} rung"):
+    rungs = ("elide", "strip", "snapshot")
+    for k, rung in enumerate(rungs, 1):
+        with progress(f"dry run {k}/{len(rungs)}: what {rung} alone would save"):
             r = compact(h, profile=profile, budget=budget, rungs=(rung,), dry_run=True)
         note = r.ledger[0].summary_line().split(": ", 1)[1] if r.ledger else "nothing to do"
         rows.append({"rung": rung, "tokens_saved": r.tokens_before - r.tokens_after, "how": note})
