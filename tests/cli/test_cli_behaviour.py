@@ -32,8 +32,11 @@ def test_trim_over_budget_exits_1_and_writes_nothing(tmp_path, session_file, cap
 
 @pytest.mark.slow
 def test_demo_that_cannot_fit_exits_1(tmp_path, capsys):
-    """`demo --budget 5000` exited 2 (bad usage) for "cannot fit": that is exit 1."""
-    code, _, err = run(capsys, "demo", "--out", tmp_path / "d", "--budget", "5000")
+    """`demo --budget 5000` exited 2 (bad usage) for "cannot fit": that is exit 1.
+
+    (100: below what the head and the newest step alone need, whatever the rungs do.)
+    """
+    code, _, err = run(capsys, "demo", "--out", tmp_path / "d", "--budget", "100")
     assert code == 1
     assert "Traceback" not in err and "error:" not in err
     assert not (tmp_path / "d" / "index.html").exists()
@@ -303,15 +306,12 @@ def test_render_warns_when_pages_cost_more_than_text(tmp_path, capsys):
     assert "warning" not in err
 
 
-def test_results_print_a_summary_not_png_bytes():
+def test_results_print_a_summary_not_png_bytes(session):
     """Printing a RenderResult or CompactionResult showed ~1.2 MB of inlined PNG bytes."""
     r = glyphfold.render_text("hello world\n" * 2000)
     assert len(repr(r)) < 300 and "\\x89PNG" not in repr(r)
     assert repr(r).startswith("<RenderResult ") and f"{r.image_tokens:,} image tokens" in repr(r)
     assert "\\x89PNG" not in repr(r.pages[0])
-    history = [{"role": "user", "content": "a " * 20000}, {"role": "assistant", "content": "ok"}]
-    history += [{"role": "user", "content": "b " * 20000}, {"role": "assistant", "content": "k"}]
-    history += [{"role": "user", "content": "now"}]
-    c = glyphfold.compact(history, budget=8000)
+    c = glyphfold.compact(session, budget=12_000)
     assert c.pages and len(repr(c)) < 300 and "PNG" not in repr(c)
     assert repr(c).startswith(f"<CompactionResult {c.tokens_before:,} -> {c.tokens_after:,}")

@@ -27,7 +27,8 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "out"
-    assert main(["demo", "--out", str(out), "--quiet"]) == 0
+    # a budget at which every ladder version writes snapshot pages
+    assert main(["demo", "--out", str(out), "--quiet", "--budget", "12000"]) == 0
     return out
 
 
@@ -54,13 +55,18 @@ def _screenshot(url: str, width: int, tmp_path) -> np.ndarray:
 
 
 def _find(screen: np.ndarray, page: np.ndarray) -> tuple[int, int]:
-    """Top-left of ``page`` in ``screen``, found by an inked 256-px run of one page row."""
+    """Top-left of ``page`` in ``screen``: its left 256 columns must match there whole."""
     r0 = int(np.argmax((page[:, :256] < 128).sum(axis=1)))
     needle = page[r0, :256].tobytes()
-    for y in range(screen.shape[0]):
-        x = screen[y].tobytes().find(needle)
-        if x >= 0:
-            return y - r0, x
+    left = page[:, :256]
+    for y in range(r0, screen.shape[0] - page.shape[0] + r0 + 1):
+        row = screen[y].tobytes()
+        x = row.find(needle)
+        while x >= 0:
+            top = y - r0
+            if np.array_equal(screen[top : top + page.shape[0], x : x + 256], left):
+                return top, x
+            x = row.find(needle, x + 1)
     pytest.fail("the page's pixels are not in the screenshot (scaled or hidden)")
 
 
