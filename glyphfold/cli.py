@@ -40,10 +40,10 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
-DESCRIPTION = (
-    "glyphfold keeps long LLM-agent conversations inside the model's context window: "
-    "it elides, strips, and renders the middle of a history into dense PNG glyph pages."
-)
+DESCRIPTION = """\
+glyphfold keeps long LLM-agent conversations inside the model's context window:
+it elides old tool results, strips old images, and renders the middle of a history
+into dense PNG glyph pages that a vision model reads back."""
 EPILOG = """\
 exit codes:
   0  success
