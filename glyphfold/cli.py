@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "tree": "glyphfold.commands.tree",
     "export": "glyphfold.commands.export",
     "import": "glyphfold.commands.import_history",
+    "check": "glyphfold.commands.check",
 }
 
 EXIT_OK = 0

@@ -72,6 +72,14 @@ class ConflictError(StoreError):
     """Another writer moved the conversation tip first (compare-and-set failed)."""
 
 
+class LockTimeoutError(StoreError, TimeoutError):
+    """Another writer held the store's (or a conversation's) lock longer than the lock timeout."""
+
+
+class CorruptStoreError(StoreError):
+    """A store whose file is damaged (a corrupt SQLite page); nothing was written to it."""
+
+
 class TokenizerUnavailableError(GlyphfoldError, RuntimeError):
     """An exact tokenizer that is not installed or not available offline."""
 

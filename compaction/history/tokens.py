@@ -4,7 +4,10 @@ The estimate is a heuristic, not a provider tokenizer: about 4 characters per
 token plus 4 framing tokens per message. Images are priced through the provider
 profile (``glyphfold.render.profiles``) only where SPEC §3.4 says they are sent:
 user messages, and tool results of the current (newest) turn. Older tool
-results are costed by the UTF-8 byte size of their text.
+results are costed by the UTF-8 byte size of their text. Keys of a wire dict the
+estimate does not otherwise read (``name``, vendor extensions, a client's own
+data, in messages, parts and tool calls) are sent too and cost their JSON size;
+only ``x_glyphfold``, stripped before sending, is free.
 
 ``image_policy="all"`` prices every image in the history instead: use it when
 the wire history is sent to the provider as-is (every image in it is billed),
@@ -31,7 +34,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -331,6 +334,63 @@ def _unknown_text(b: Unknown) -> str:
         return str(b.raw)
 
 
+# Keys of a wire dict the estimate prices already (text, calls, images, results) or
+# that the per-message framing covers (role, ids). Every other key is sent as it is
+# and priced by its JSON size, except glyphfold's own key, stripped before sending
+# (``provider_messages``).
+_OWN_KEY = "x_glyphfold"
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", _OWN_KEY})
+_TEXT_KEYS = frozenset({"type", "text"})
+_IMAGE_KEYS = frozenset({"type", "image_url", "source"})
+_OPENAI_CALL_KEYS = frozenset({"id", "type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "arguments"})
+_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
+_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+
+
+def _add_unpriced(out: list[str], raw: Any, known: frozenset[str]) -> None:
+    """Append ``"key":value`` (JSON) for each key of ``raw`` outside ``known``."""
+    if raw is None or not isinstance(raw, Mapping) or known.issuperset(raw):
+        return
+    for k, v in raw.items():
+        if k not in known:
+            try:
+                out.append(f'"{k}":' + _encode(v))
+            except (TypeError, ValueError):
+                out.append(f'"{k}":' + str(v))
+
+
+def unpriced_keys(message: Message) -> list[str]:
+    """The keys the estimate would otherwise miss, as ``"key":value`` JSON fragments.
+
+    A wire dict can carry any key (``name``, provider extensions, a client's own
+    data); all of them are sent, so all of them cost. Unknown blocks are priced
+    whole elsewhere; these are the extra keys of the message and of its known
+    blocks. Empty (and cheap to find out) for the usual message.
+    """
+    out: list[str] = []
+    _add_unpriced(out, message.raw, _MESSAGE_KEYS)
+    for b in message.blocks:
+        tb = type(b)
+        raw = b.raw  # type: ignore[union-attr]
+        if tb is Text:
+            _add_unpriced(out, raw, _TEXT_KEYS)
+        elif tb is ToolCall and isinstance(raw, Mapping):
+            if "function" in raw:  # OpenAI: {"id", "type", "function": {"name", "arguments"}}
+                _add_unpriced(out, raw, _OPENAI_CALL_KEYS)
+                _add_unpriced(out, raw["function"], _FUNCTION_KEYS)
+            else:
+                _add_unpriced(out, raw, _TOOL_USE_KEYS)
+        elif tb is ToolResult:
+            _add_unpriced(out, raw, _RESULT_KEYS)
+            for x in b.content:  # type: ignore[union-attr]
+                if type(x) is Text or type(x) is Image:
+                    _add_unpriced(out, x.raw, _TEXT_KEYS if type(x) is Text else _IMAGE_KEYS)
+        elif tb is Image:
+            _add_unpriced(out, raw, _IMAGE_KEYS)
+    return out
+
+
 def _call_text(b: ToolCall) -> str:
     args = b.arguments
     if type(args) is not str:
@@ -398,6 +458,12 @@ def estimate_message_tokens(
                 chars += len(s)
             else:
                 total += c.count(s)
+    extra = unpriced_keys(message)
+    if extra:
+        if heuristic:
+            chars += sum(map(len, extra))
+        else:
+            total += c.count(",".join(extra))
     if chars:
         total += -(-chars // c.chars_per_token)  # type: ignore[union-attr]
     return total
@@ -429,19 +495,40 @@ def _is_bracket_results(m: Message) -> bool:
 def _text_units(m: Message, by_bytes: bool) -> int:
     """Heuristic fast path: character units of a message without images or unknown blocks.
 
-    Returns -1 when the message holds anything else (then estimate_message_tokens
-    prices it); for the rest the result equals estimate_message_tokens exactly.
+    Returns -1 when the message holds anything else, keys the estimate does not
+    otherwise price included (then estimate_message_tokens prices it); for the rest
+    the result equals estimate_message_tokens exactly. The key checks are C-level
+    subset tests: the usual message pays a few of them.
     """
+    raw = m.raw
+    if raw is not None and not _MESSAGE_KEYS.issuperset(raw):
+        return -1
     n = 0
     for b in m.blocks:
         tb = type(b)
+        r = b.raw
         if tb is Text:
+            if r is not None and not _TEXT_KEYS.issuperset(r):
+                return -1
             n += len(b.text)
         elif tb is ToolCall:
+            if r is not None:
+                fn = r.get("function")  # OpenAI {"id", "type", "function"}, else tool_use
+                if fn is None:
+                    if not _TOOL_USE_KEYS.issuperset(r):
+                        return -1
+                elif not (
+                    type(fn) is dict
+                    and _OPENAI_CALL_KEYS.issuperset(r)
+                    and _FUNCTION_KEYS.issuperset(fn)
+                ):
+                    return -1
             n += len(_call_text(b))
         elif tb is ToolResult:
+            if r is not None and not _RESULT_KEYS.issuperset(r):
+                return -1
             for x in b.content:
-                if type(x) is not Text:
+                if type(x) is not Text or (x.raw is not None and not _TEXT_KEYS.issuperset(x.raw)):
                     return -1
                 n += len(x.text.encode("utf-8")) if by_bytes else len(x.text)
         else:

@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 
 from glyphfold.compaction.history.events import CheckpointDropped, EventBus
-from glyphfold.compaction.store.base import Backend, Store
+from glyphfold.compaction.store.backend import Backend
+from glyphfold.compaction.store.facade import Store
 from glyphfold.compaction.store.records import (
     Branch,
     Checkpoint,
@@ -34,7 +35,7 @@ from glyphfold.compaction.store.records import (
 )
 from glyphfold.compaction.store.url import default_store_path, default_store_url, parse_store_url
 
-from glyphfold.errors import StoreError
+from glyphfold.errors import InputError, StoreError
 
 __all__ = [
     "Branch",
@@ -56,6 +57,7 @@ def open_store(
     url: str | os.PathLike[str] | None = None,
     *,
     bus: EventBus | None = None,
+    lock_timeout_s: float | None = None,
 ) -> Store:
     """Open (creating or upgrading if needed) the store at ``url``.
 
@@ -63,29 +65,30 @@ def open_store(
     path, or None for ``$GLYPHFOLD_DB`` / the default SQLite file under
     ``$XDG_DATA_HOME/glyphfold/`` (``~/.local/share/glyphfold/``). Events
     (:class:`CheckpointDropped`) go to ``bus`` or core's process-wide bus.
+    ``lock_timeout_s`` (default: the URL's ``?lock_timeout_s=``, else 30) bounds
+    how long a write waits behind another writer before ``LockTimeoutError``.
     """
-    return Store(open_backend(url), bus=bus)
+    return Store(open_backend(url, lock_timeout_s=lock_timeout_s), bus=bus)
 
 
-def open_backend(url: str | os.PathLike[str] | None = None) -> Backend:
+def open_backend(
+    url: str | os.PathLike[str] | None = None, *, lock_timeout_s: float | None = None
+) -> Backend:
     """The raw backend (connection + transactions) behind a store URL, schema untouched."""
+    if lock_timeout_s is not None:
+        bad = isinstance(lock_timeout_s, bool) or not isinstance(lock_timeout_s, (int, float))
+        if bad or not 0 <= lock_timeout_s < float("inf"):
+            msg = f"lock_timeout_s must be a number of seconds >= 0, got {lock_timeout_s!r}"
+            raise InputError(msg)
+        lock_timeout_s = float(lock_timeout_s)
     parsed = parse_store_url(url)
-    backends = {"sqlite": _sqlite, "postgresql": _postgres}
-    try:
-        make = backends[parsed.backend]
-    except KeyError:
-        msg = f"no backend for {parsed.backend!r}; expected one of {sorted(backends)}"
-        raise StoreError(msg) from None
-    return make(parsed)
+    if parsed.backend == "sqlite":
+        from glyphfold.compaction.store.sqlite import SQLiteBackend
 
+        return SQLiteBackend(parsed, lock_timeout_s=lock_timeout_s)
+    if parsed.backend == "postgresql":
+        from glyphfold.compaction.store.postgres import PostgresBackend
 
-def _sqlite(parsed):  # type: ignore[no-untyped-def]
-    from glyphfold.compaction.store.sqlite import SQLiteBackend
-
-    return SQLiteBackend(parsed)
-
-
-def _postgres(parsed):  # type: ignore[no-untyped-def]
-    from glyphfold.compaction.store.postgres import PostgresBackend
-
-    return PostgresBackend(parsed)
+        return PostgresBackend(parsed, lock_timeout_s=lock_timeout_s)
+    msg = f"no backend for {parsed.backend!r}; expected one of ['postgresql', 'sqlite']"
+    raise StoreError(msg)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from glyphfold.errors import StoreError
 
@@ -14,6 +14,10 @@ STORE_ENV = "GLYPHFOLD_DB"
 DEFAULT_FILENAME = "transcripts.db"
 
 _SQLITE_OPTIONS = {"synchronous", "timeout_s"}
+#: options both backends take (in the URL's query)
+_COMMON_OPTIONS = {"lock_timeout_s"}
+#: how long a writer waits for another writer's lock before LockTimeoutError
+DEFAULT_LOCK_TIMEOUT_S = 30.0
 _SYNCHRONOUS = {"full", "normal"}
 
 
@@ -61,7 +65,9 @@ def parse_store_url(url: str | os.PathLike[str] | None) -> StoreURL:
 
     ``sqlite:///rel.db`` is relative to the working directory and
     ``sqlite:////abs/path.db`` absolute (the SQLAlchemy convention); a string
-    without ``://`` is taken as a SQLite file path.
+    without ``://`` is taken as a SQLite file path. Both backends take
+    ``?lock_timeout_s=SECONDS`` (how long a writer waits for another one's lock;
+    default 30); it is removed from the URL handed to libpq.
     """
     is_default = url is None
     if url is None:
@@ -75,47 +81,70 @@ def parse_store_url(url: str | os.PathLike[str] | None) -> StoreURL:
         return StoreURL("sqlite", url, {}, is_default)
     scheme = url.split("://", 1)[0].lower()
     if scheme in ("postgresql", "postgres"):
-        parts = urlsplit(url)
-        if not parts.hostname and "host=" not in parts.query:
-            msg = f"store URL {redact(url)!r} names no host; use postgresql://user@host:5432/dbname"
-            raise StoreError(msg)
-        return StoreURL("postgresql", url, {}, is_default)
+        return _postgres(url, is_default)
     if scheme == "sqlite":
-        rest = url[len("sqlite://") :]
-        if not rest.startswith("/"):
-            msg = (
-                f"store URL {url!r} has no path; use sqlite:///relative.db or "
-                "sqlite:////absolute/path.db (three or four slashes)"
-            )
-            raise StoreError(msg)
-        path, _, query = rest[1:].partition("?")
-        if not path:
-            msg = f"store URL {url!r} has an empty path; use sqlite:///path.db"
-            raise StoreError(msg)
-        options = dict(parse_qsl(query, keep_blank_values=True))
-        unknown = set(options) - _SQLITE_OPTIONS
-        if unknown:
-            msg = (
-                f"unknown SQLite store option(s) {sorted(unknown)} in {url!r}; "
-                f"valid: {sorted(_SQLITE_OPTIONS)}"
-            )
-            raise StoreError(msg)
-        sync = options.get("synchronous", "full").lower()
-        if sync not in _SYNCHRONOUS:
-            msg = f"synchronous={sync!r} in {url!r}; use synchronous=full or synchronous=normal"
-            raise StoreError(msg)
-        options["synchronous"] = sync
-        if "timeout_s" in options:
-            try:
-                timeout = float(options["timeout_s"])
-            except ValueError:
-                timeout = -1.0
-            if timeout < 0:
-                msg = f"timeout_s={options['timeout_s']!r} in {url!r}; use seconds >= 0"
-                raise StoreError(msg)
-        return StoreURL("sqlite", path, options, is_default)
+        return _sqlite(url, is_default)
     msg = (
         f"unknown store URL scheme {scheme!r} in {redact(url)!r}; "
         "use sqlite:///path.db or postgresql://user@host/dbname"
     )
     raise StoreError(msg)
+
+
+def _postgres(url: str, is_default: bool) -> StoreURL:
+    parts = urlsplit(url)
+    if not parts.hostname and "host=" not in parts.query:
+        msg = f"store URL {redact(url)!r} names no host; use postgresql://user@host:5432/dbname"
+        raise StoreError(msg)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    ours = {k: v for k, v in query if k in _COMMON_OPTIONS}
+    if not ours:
+        return StoreURL("postgresql", url, {}, is_default)
+    _check_seconds(ours, redact(url))
+    # libpq rejects parameters it does not know: hand it the URL without ours
+    rest = urlencode([(k, v) for k, v in query if k not in _COMMON_OPTIONS])
+    return StoreURL("postgresql", urlunsplit(parts._replace(query=rest)), ours, is_default)
+
+
+def _sqlite(url: str, is_default: bool) -> StoreURL:
+    rest = url[len("sqlite://") :]
+    if not rest.startswith("/"):
+        msg = (
+            f"store URL {url!r} has no path; use sqlite:///relative.db or "
+            "sqlite:////absolute/path.db (three or four slashes)"
+        )
+        raise StoreError(msg)
+    path, _, query = rest[1:].partition("?")
+    if not path:
+        msg = f"store URL {url!r} has an empty path; use sqlite:///path.db"
+        raise StoreError(msg)
+    options = dict(parse_qsl(query, keep_blank_values=True))
+    unknown = set(options) - _SQLITE_OPTIONS - _COMMON_OPTIONS
+    if unknown:
+        msg = (
+            f"unknown SQLite store option(s) {sorted(unknown)} in {url!r}; "
+            f"valid: {sorted(_SQLITE_OPTIONS | _COMMON_OPTIONS)}"
+        )
+        raise StoreError(msg)
+    sync = options.get("synchronous", "full").lower()
+    if sync not in _SYNCHRONOUS:
+        msg = f"synchronous={sync!r} in {url!r}; use synchronous=full or synchronous=normal"
+        raise StoreError(msg)
+    options["synchronous"] = sync
+    _check_seconds(options, url)
+    if "timeout_s" in options:  # the name before both backends had a lock timeout
+        options.setdefault("lock_timeout_s", options.pop("timeout_s"))
+    return StoreURL("sqlite", path, options, is_default)
+
+
+def _check_seconds(options: dict[str, str], url: str) -> None:
+    for key in ("timeout_s", "lock_timeout_s"):
+        if key not in options:
+            continue
+        try:
+            seconds = float(options[key])
+        except ValueError:
+            seconds = -1.0
+        if not seconds >= 0 or seconds == float("inf"):
+            msg = f"{key}={options[key]!r} in {url!r}; use seconds >= 0"
+            raise StoreError(msg)

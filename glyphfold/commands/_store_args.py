@@ -1,4 +1,5 @@
-"""The ``--db`` option shared by the transcript-store commands (tree, sessions, export, import)."""
+"""The ``--db`` option shared by the transcript-store commands (tree, sessions, export, import,
+check)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ def add_db_argument(parser: argparse.ArgumentParser) -> None:
         "--db",
         metavar="URL",
         default=None,
-        help="store URL (sqlite:///path.db, postgresql://...); default $GLYPHFOLD_DB "
+        help="store URL (sqlite:///path.db, postgresql://...; add ?lock_timeout_s=N to wait "
+        "N s behind another writer, default 30); default $GLYPHFOLD_DB "
         "or ~/.local/share/glyphfold/transcripts.db",
     )

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._term import say
     from glyphfold.compaction.history.messages import coerce
     from glyphfold.compaction.store import open_store
-    from glyphfold.compaction.store.base import DUMP_FORMAT
+    from glyphfold.compaction.store.dump import DUMP_FORMAT
     from glyphfold.errors import HistoryFormatError
 
     with progress(f"reading {args.file}"):

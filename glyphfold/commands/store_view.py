@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from glyphfold.compaction.store import canon
-from glyphfold.compaction.store.base import Store
+from glyphfold.compaction.store.facade import Store
 from glyphfold.compaction.store.records import (
     Checkpoint,
     CompactionRecord,
     Conversation,
     StoredMessage,
 )
+from glyphfold.compaction.store.tree import broken_chain, chain_ids
 from glyphfold.compaction.store.url import parse_store_url
 from glyphfold.errors import NotFoundError
 
@@ -104,17 +105,19 @@ def build_tree(
 ) -> list[TurnNode]:
     """Group messages into committed turns and link them into a tree; returns the roots."""
     by_id = {m.id: m for m in messages}
-    current: set[int] = set()
-    node_id = tip
-    while node_id is not None:
-        current.add(node_id)
-        node_id = by_id[node_id].parent_id
+    conversation = messages[0].conversation_id if messages else "?"
+    parent_of = {m.id: m.parent_id for m in messages}
+    # raises CorruptStoreError on a parent-pointer cycle instead of walking it forever
+    current = set() if tip is None else set(chain_ids(conversation, parent_of, tip))
     # a turn is the run of messages from after one boundary to the next boundary
     owner: dict[int, TurnNode] = {}
     nodes: list[TurnNode] = []
     roots: list[TurnNode] = []
     for m in messages:  # ids ascend, so a parent is always seen before its child
         parent = by_id.get(m.parent_id) if m.parent_id is not None else None
+        if parent is not None and parent.id not in owner:
+            # ids ascend along every chain a store writes: this one was edited or damaged
+            raise broken_chain(conversation, m.id, parent.id, cycle=True)
         if parent is not None and not parent.ends_turn:
             node = owner[parent.id]
             node.messages.append(m)

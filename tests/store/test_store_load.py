@@ -1,4 +1,5 @@
-"""Load: 8 writer processes x 500 turns into 50 conversations (issue 6 acceptance)."""
+"""Load: 8 writer processes x 500 turns into 50 conversations, with compactions recorded and
+histories imported meanwhile (issues 6 and 13)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from glyphfold.compaction.store import open_store
+from writer import COMPACT_EVERY, IMPORT_EVERY, IMPORT_TURNS, import_history_of
 
 WRITER = Path(__file__).with_name("writer.py")
 WORKERS = 8
@@ -38,12 +40,13 @@ def test_parallel_writers_lose_and_duplicate_nothing(backend, tmp_path, request)
         )
         for w in range(WORKERS)
     ]
-    outputs = [p.communicate(timeout=300) for p in procs]
+    outputs = [p.communicate(timeout=400) for p in procs]
     for p, (out, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err.decode()[-2000:]
         assert out.startswith(b"conflicts ")
     conflicts = sum(int(out.split()[1]) for out, _ in outputs)
     request.node.user_properties.append(("conflicts_retried", conflicts))
+    print(f"\n{backend}: {WORKERS} writers x {TURNS} turns, {conflicts} conflicts retried")
     markers: Counter[str] = Counter()
     with open_store(url) as store:
         assert store.check() == []
@@ -57,7 +60,28 @@ def test_parallel_writers_lose_and_duplicate_nothing(backend, tmp_path, request)
                 assert reply.parent_id == user.id
                 assert reply.payload["content"] == "ack " + user.payload["content"]
                 markers[user.payload["content"]] += 1
+        _assert_compactions_and_imports(store, convs)
     expected = {f"w{w} t{i}" for w in range(WORKERS) for i in range(TURNS)}
     assert set(markers) == expected  # nothing lost
     assert max(markers.values()) == 1  # nothing duplicated
     assert total == WORKERS * TURNS * 2
+
+
+def _assert_compactions_and_imports(store, convs) -> None:
+    """Every compaction names the turn it was recorded for; every import is whole."""
+    recorded = set()
+    for conv in convs:
+        for rec in store.compactions(conv):
+            (source,) = rec.snapshot_sources
+            assert source == f"w{rec.ledger['w']} t{rec.ledger['t']}"
+            user, reply = (store.get_message(m) for m in rec.replaced_message_ids)
+            assert user.conversation_id == reply.conversation_id == conv
+            assert user.payload["content"] == source
+            recorded.add(source)
+    compacted = range(0, TURNS, COMPACT_EVERY)
+    assert recorded == {f"w{w} t{i}" for w in range(WORKERS) for i in compacted}
+    imports = {c.title: c for c in store.conversations() if c.id not in set(convs)}
+    tags = {f"w{w} i{i}" for w in range(WORKERS) for i in range(0, TURNS, IMPORT_EVERY)}
+    assert set(imports) == tags
+    for tag, conv in imports.items():
+        assert store.path(conv.id) == import_history_of(tag, IMPORT_TURNS)

@@ -56,7 +56,7 @@ def test_older_schema_is_upgraded_in_place(store_url):
     """Opening a store written by an older version upgrades it; the data survives."""
     conv, ids = _make_v1_store(store_url)
     with open_store(store_url) as store:
-        assert store.schema_version() == schema.SCHEMA_VERSION == 3
+        assert store.schema_version() == schema.SCHEMA_VERSION == 4
         assert store.path(conv) == [
             {"role": "user", "content": "hello"},
             {"role": "assistant", "content": "hi there"},
