@@ -7,6 +7,7 @@ explicit package list works in an editable checkout and breaks every real instal
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -38,3 +39,14 @@ def test_metadata_points_at_files_that_exist():
     assert (ROOT / project["readme"]).is_file()
     assert "License :: OSI Approved :: MIT License" in project["classifiers"]
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+
+
+def test_readme_lists_every_extra():
+    """The README lists the extras and what each enables (issue 14)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Extras", 1)[1].split("\n## ", 1)[0]
+    rows = set()
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            rows |= set(re.findall(r"`([\w-]+)`", line.split("|")[1]))
+    assert rows == set(_pyproject()["project"]["optional-dependencies"])
