@@ -12,7 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.history.tokens import DEFAULT_PROFILE, TokenCounter, token_costs
+from glyphfold.compaction.history.tokens import (
+    DEFAULT_IMAGE_POLICY,
+    DEFAULT_PROFILE,
+    TokenCounter,
+    token_costs,
+)
 
 from glyphfold.errors import ContextOverflowError, InputError
 
@@ -230,7 +235,7 @@ def check_fits(
     extra_tokens: int = 0,
     profile: Any = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
-    image_policy: str = "spec",
+    image_policy: str = DEFAULT_IMAGE_POLICY,
 ) -> int:
     """Raise ContextOverflowError before sending if the request cannot fit (SPEC §3.3).
 

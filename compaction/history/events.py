@@ -39,10 +39,12 @@ TrimReason = Literal["token_budget", "turn_limit", "overflow_recovery"]
 
 @dataclass(frozen=True, slots=True)
 class HistoryTrimmed:
-    """Whole turns were dropped from the start of the history (SPEC §2.6).
+    """Whole turns (SPEC §2.6) or whole steps (SPEC §5.7) were dropped from the history.
 
-    ``dropped_range`` is the (start, end) slice of the *input* messages that
-    was dropped; it is always contiguous because only the oldest turns go.
+    ``dropped_range`` is the (start, end) slice of the *input* messages the dropped
+    ones lie in: contiguous for the turn trims, because only the oldest turns go;
+    the ladder's step fallback keeps the newest real user message and pinned steps,
+    so there it may span kept messages too.
     """
 
     reason: str
@@ -53,6 +55,9 @@ class HistoryTrimmed:
     tokens_after: int
     dropped_range: tuple[int, int]
     breadcrumb: str
+    # steps of a turn dropped whole by the ladder's last fallback (SPEC §5.7); 0 for
+    # the turn-atomic trims of SPEC §2
+    dropped_steps: int = 0
 
     def __post_init__(self) -> None:
         if self.reason not in TRIM_REASONS:

@@ -13,7 +13,7 @@ from typing import Any
 
 from glyphfold.compaction.history.budget import BudgetConfig, check_fits
 from glyphfold.compaction.history.events import EventBus
-from glyphfold.compaction.history.tokens import DEFAULT_PROFILE, TokenCounter
+from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, DEFAULT_PROFILE, TokenCounter
 from glyphfold.compaction.history.trim import trim_history
 
 from glyphfold.errors import InputError
@@ -30,7 +30,7 @@ def prepare_request(
     reserve_output: int = 0,
     profile: Any = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
-    image_policy: str = "spec",
+    image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,
 ) -> Any:
     """Trim to the proactive budget, then raise ContextOverflowError if it cannot fit.

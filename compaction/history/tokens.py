@@ -2,17 +2,19 @@
 
 The estimate is a heuristic, not a provider tokenizer: about 4 characters per
 token plus 4 framing tokens per message. Images are priced through the provider
-profile (``glyphfold.render.profiles``) only where SPEC §3.4 says they are sent:
-user messages, and tool results of the current (newest) turn. Older tool
-results are costed by the UTF-8 byte size of their text. Keys of a wire dict the
+profile (``glyphfold.render.profiles``) in the messages whose images are sent.
+By default (:data:`DEFAULT_IMAGE_POLICY`, ``"all"``) that is every image: a wire
+history goes to the provider as it is, and every image in it is billed.
+``image_policy="spec"`` is SPEC §3.4's runtime, which re-attaches images only of
+user messages and of the current (newest) turn's tool results. Older tool results
+are costed by the UTF-8 byte size of their text. Keys of a wire dict the
 estimate does not otherwise read (``name``, vendor extensions, a client's own
 data, in messages, parts and tool calls) are sent too and cost their JSON size;
 only ``x_glyphfold``, stripped before sending, is free.
 
-``image_policy="all"`` prices every image in the history instead: use it when
-the wire history is sent to the provider as-is (every image in it is billed),
-rather than by a harness that, like the seed's runtime, only attaches the images
-of current tool results.
+Thinking blocks of earlier turns cost nothing (Anthropic strips them), and nothing
+before a server-side ``compaction`` block is counted (the provider drops it); see
+:mod:`~glyphfold.compaction.history.provider_blocks`.
 
 Exact counting: pass ``counter=`` an exact tokenizer to replace the heuristic.
 ``BpeCounter`` (extra ``glyphfold[tokenizer]``, the bpe-openai package) counts
@@ -25,6 +27,7 @@ plain text (what a chat message's text costs) and add no per-message framing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import importlib.machinery
@@ -47,6 +50,11 @@ from glyphfold.compaction.history.messages import (
     Unknown,
     coerce,
 )
+from glyphfold.compaction.history.provider_blocks import (
+    compaction_barrier,
+    is_thinking_block,
+    without_thinking,
+)
 from glyphfold.compaction.history.turns import TOOL_RESULTS_PREFIX, Segmentation, segment_turns
 from glyphfold.render.profiles import get_profile
 
@@ -55,6 +63,7 @@ from glyphfold.errors import InputError, TokenizerUnavailableError
 __all__ = [
     "BPE_ENCODINGS",
     "CHARS_PER_TOKEN",
+    "DEFAULT_IMAGE_POLICY",
     "FRAMING_TOKENS",
     "IMAGE_POLICIES",
     "BpeCounter",
@@ -73,6 +82,11 @@ CHARS_PER_TOKEN = 4
 FRAMING_TOKENS = 4
 IMAGE_POLICIES = ("spec", "all")
 ImagePolicy: TypeAlias = Literal["spec", "all"]
+# The one default of every function that prices a history. A wire history is sent as
+# it is, so the provider bills every image in it: "all". "spec" prices images only in
+# user messages and the newest turn's tool results (SPEC §3.4's runtime re-attaches
+# only current tool images); pass it explicitly for such a harness.
+DEFAULT_IMAGE_POLICY: ImagePolicy = "all"
 DEFAULT_PROFILE = "anthropic"
 
 
@@ -541,7 +555,7 @@ def token_costs(
     *,
     profile: Any = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
-    image_policy: str = "spec",
+    image_policy: str = DEFAULT_IMAGE_POLICY,
     segmentation: Segmentation | None = None,
 ) -> TokenCosts:
     """Per-message estimates of a history (wire or canonical), as SPEC §3.4 prices them.
@@ -562,10 +576,20 @@ def token_costs(
     # the current user turn: the newest one (everything, if there is no turn yet)
     current_from = seg.turns[-1].start if seg.turns else 0
     spec = image_policy == "spec"
+    # the provider drops everything before a server-side compaction block
+    barrier = compaction_barrier(h.messages)
+    skip_to, skip_blocks = barrier if barrier is not None else (0, 0)
     out: list[int] = []
     append = out.append
     for i, m in enumerate(h.messages):
+        if i < skip_to:
+            append(0)
+            continue
         old_turn = i < current_from
+        if (i == skip_to and skip_blocks) or (old_turn and any(map(is_thinking_block, m.blocks))):
+            # earlier turns' thinking is stripped by the provider: it costs nothing
+            blocks = m.blocks[skip_blocks:] if i == skip_to else m.blocks
+            m = dataclasses.replace(m, blocks=without_thinking(blocks) if old_turn else blocks)
         if heuristic and not (old_turn and m.role == "user" and _is_bracket_results(m)):
             # most messages hold text, calls and text results only: 4 + ceil(units / 4)
             n = _text_units(m, old_turn)
@@ -605,7 +629,7 @@ def estimate_history_tokens(
     *,
     profile: Any = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
-    image_policy: str = "spec",
+    image_policy: str = DEFAULT_IMAGE_POLICY,
 ) -> int:
     """Estimate the tokens of a history (SPEC §3.4): ~4 chars/token + 4 per message.
 

@@ -1,52 +1,66 @@
-"""Turn-atomic trimming with a visible breadcrumb and a HistoryTrimmed event (SPEC §2, §3.6).
+"""The one trimming algorithm: drop whole units, put one breadcrumb before the kept part.
 
-Only whole turns go, oldest first; the leading messages (system prompts) and
-the newest turn always stay (SPEC §2.1-2.5). Whenever turns are dropped:
+Units are whole turns (SPEC §2: :func:`trim_history` and its wrappers, reactive
+:func:`recover_from_overflow`) or whole steps of the middle (SPEC §5.7: the
+ladder's last fallback). Either way :func:`drop_spans` does the cutting:
 
-- a breadcrumb tells the model that earlier context was omitted (SPEC §2.6a).
-  It must be valid in both wire formats without breaking alternation or
-  pairing: OpenAI gets a system message at the end of the leading system
-  block (so chat templates that want system messages first still accept it);
-  Anthropic has no system role inside ``messages``, so the breadcrumb becomes
-  the first text block of the first kept user message (a real user message,
-  which never carries tool results). Repeated trims replace the breadcrumb and
-  add up its counts instead of stacking breadcrumbs;
-- a :class:`HistoryTrimmed` event goes to every subscriber (SPEC §2.6b).
+- only whole units go, so a tool call is never separated from its result (SPEC §2.1);
+- a breadcrumb tells the model that earlier context was omitted (SPEC §2.6a). It is
+  a message of its own placed *before* the kept part, never text written into a
+  kept message. OpenAI: a system message closing the leading system block (chat
+  templates that want system messages first still accept it); elsewhere, and
+  always for Anthropic (no system role inside ``messages``), a user-side marker
+  with an assistant bridge / acknowledgement where alternation needs one
+  (:mod:`~glyphfold.compaction.history.splice`);
+- repeated trims replace the breadcrumb and add up its counts instead of stacking
+  breadcrumbs: earlier breadcrumbs next to a dropped span are folded into the new one.
 
-When nothing needs trimming the input object itself is returned (SPEC §2.5).
+:func:`trim_history` also announces a :class:`HistoryTrimmed` event (SPEC §2.6b);
+when nothing needs trimming the input object itself is returned (SPEC §2.5).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from glyphfold.compaction.history.budget import recovery_target
 from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, publish
+from glyphfold.compaction.history.markers import (
+    BREADCRUMB,
+    BREADCRUMB_ACK_TEXT,
+    BRIDGE,
+    breadcrumb_counts,
+    breadcrumb_text,
+    is_breadcrumb_text,
+    marked_message,
+    marker_kind,
+)
 from glyphfold.compaction.history.messages import OPENAI, History, Message, Text, coerce
 from glyphfold.compaction.history.overflow import is_context_overflow_error
+from glyphfold.compaction.history.splice import append_user_side
 from glyphfold.compaction.history.tokens import (
+    DEFAULT_IMAGE_POLICY,
     DEFAULT_PROFILE,
     TokenCounter,
     estimate_message_tokens,
     token_costs,
 )
-from glyphfold.compaction.history.turns import (
-    BREADCRUMB_PREFIX,
-    Segmentation,
-    is_breadcrumb_text,
-    segment_turns,
-)
+from glyphfold.compaction.history.turns import Segmentation, segment_turns
 
 from glyphfold.errors import ContextOverflowError, InputError
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
+    "Dropped",
+    "Span",
     "TrimResult",
     "breadcrumb_text",
+    "drop_spans",
     "recover_from_overflow",
     "trim_conversation_to_recent_turns",
     "trim_history",
@@ -55,23 +69,28 @@ __all__ = [
 ]
 
 DEFAULT_MAX_TURNS = 50
-_COUNTS = re.compile(r"omitted: ([\d,]+) messages? in ([\d,]+) turns?")
 
 
-def breadcrumb_text(messages: int, turns: int) -> str:
-    """The breadcrumb telling the model that earlier context was omitted."""
-    return (
-        f"{BREADCRUMB_PREFIX} {messages:,} message{'s' if messages != 1 else ''} in "
-        f"{turns:,} turn{'s' if turns != 1 else ''} were removed to fit the context "
-        "window. Ask the user if you need something from them.]"
-    )
+@dataclass(frozen=True, slots=True)
+class Span:
+    """``messages[start:end]`` go: ``turns`` whole turns or ``steps`` whole steps."""
+
+    start: int
+    end: int
+    turns: int = 0
+    steps: int = 0
 
 
-def _parse_counts(text: str) -> tuple[int, int]:
-    m = _COUNTS.search(text)
-    if m is None:
-        return 0, 0
-    return int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """What :func:`drop_spans` did: the new history, what left, the breadcrumbs it wrote."""
+
+    history: History
+    indices: tuple[int, ...]  # input indices of the dropped messages
+    breadcrumbs: tuple[str, ...]
+    start: int  # first input index that went (earlier breadcrumbs included)
+    end: int  # one past the last
+    folded: tuple[int, ...] = ()  # input indices of earlier breadcrumbs (and bridges) folded in
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,97 +118,114 @@ def _check_int(name: str, value: Any, *, minimum: int) -> int:
     return value
 
 
-def _bc_message_blocks(m: Message) -> tuple[int, int, bool]:
-    """Counts carried by breadcrumb blocks of ``m`` and whether it has any."""
-    msgs = turns = 0
-    found = False
+def _foldable(m: Message) -> bool:
+    """An earlier breadcrumb (or its bridge/acknowledgement): replaced, never stacked."""
+    if marker_kind(m) in (BREADCRUMB, BRIDGE):
+        return True
+    return m.role == "system" and is_breadcrumb_text(m.text)  # a breadcrumb of older versions
+
+
+def _widen(msgs: Sequence[Message], spans: Sequence[Span]) -> list[Span]:
+    """Spans grown over the earlier breadcrumbs right next to them."""
+    out: list[Span] = []
+    for sp in sorted(spans, key=lambda s: s.start):
+        a, b = sp.start, sp.end
+        lo = out[-1].end if out else 0
+        while a > lo and _foldable(msgs[a - 1]):
+            a -= 1
+        while b < len(msgs) and _foldable(msgs[b]):
+            b += 1
+        out.append(dataclasses.replace(sp, start=a, end=b))
+    return out
+
+
+def _carried(m: Message) -> tuple[int, int, int]:
+    """Counts an earlier breadcrumb in ``m`` reports (a marker, or a block of older versions)."""
+    msgs = turns = steps = 0
     for b in m.blocks:
         if isinstance(b, Text) and is_breadcrumb_text(b.text):
-            a, t = _parse_counts(b.text)
-            msgs += a
-            turns += t
-            found = True
-    return msgs, turns, found
+            a, t, s = breadcrumb_counts(b.text)
+            msgs, turns, steps = msgs + a, turns + t, steps + s
+    return msgs, turns, steps
 
 
-def _apply(
-    h: History,
-    seg: Segmentation,
-    k: int,
-    *,
-    reason: str,
-    tokens_before: int,
-    costs: tuple[int, ...],
-    system_tokens: int,
-    profile: Any,
-    counter: TokenCounter | None,
-) -> tuple[History, HistoryTrimmed]:
-    """Drop turns[:k] (k >= 1) and insert the breadcrumb."""
-    turns = seg.turns
+def _crumb(h: History, out: list[Message], text: str) -> Message:
+    """The breadcrumb message: OpenAI system message in the leading block, else user side."""
+    if h.format == OPENAI and all(m.role == "system" for m in out):
+        crumb = marked_message("system", text, BREADCRUMB)
+        if out and out[0].raw is not None and out[0].raw.get("role") == "developer":
+            # the leading block speaks as "developer": so does its breadcrumb
+            raw = {**(crumb.raw or {}), "role": "developer"}
+            crumb = dataclasses.replace(crumb, raw=MappingProxyType(raw))
+        return crumb
+    return marked_message("user", text, BREADCRUMB)
+
+
+def drop_spans(h: History, spans: Sequence[Span]) -> Dropped:
+    """Drop ``spans`` of ``h`` (whole units), one breadcrumb before each kept part.
+
+    Earlier breadcrumbs next to a span are folded into its breadcrumb (their counts
+    carried). Raises InputError for overlapping or empty spans.
+    """
     msgs = h.messages
-    first_kept = turns[k].start
-    drop_start = turns[0].start
-    dropped = first_kept - drop_start
-    # earlier breadcrumbs: carried counts (they are replaced, not stacked)
-    prev_msgs = prev_turns = 0
-    leading: list[Message] = []
-    leading_tokens = 0
-    for i in range(seg.leading_end):
-        m = msgs[i]
-        a, t, found = _bc_message_blocks(m)
-        if found and m.role == "system":
-            prev_msgs += a
-            prev_turns += t
-            continue
-        leading.append(m)
-        leading_tokens += costs[i]
-    # Anthropic breadcrumbs sit in the first message of a turn
-    for t in turns[:k]:
-        a, tt, _ = _bc_message_blocks(msgs[t.start])
-        prev_msgs += a
-        prev_turns += tt
-    text = breadcrumb_text(prev_msgs + dropped, prev_turns + k)
-    kept = list(msgs[first_kept:])
-    kept_tokens = sum(costs[first_kept:])
-    if h.format == OPENAI:
-        role_raw = None
-        if leading and leading[0].raw is not None and leading[0].raw.get("role") == "developer":
-            role_raw = MappingProxyType({"role": "developer"})
-        crumb = Message("system", (Text(text),), role_raw)
-        crumb_tokens = estimate_message_tokens(
-            crumb, images_sent=False, tool_results_by_bytes=False, profile=profile, counter=counter
-        )
-        out = [*leading, crumb, *kept]
-    else:
-        head = kept[0]
-        blocks = tuple(
-            b for b in head.blocks if not (isinstance(b, Text) and is_breadcrumb_text(b.text))
-        )
-        new_head = dataclasses.replace(head, blocks=(Text(text), *blocks))
-        kept[0] = new_head
-        # the newest turn is unchanged, so the head's images stay priced as before
-        old = costs[first_kept]
-        new = estimate_message_tokens(
-            new_head,
-            images_sent=new_head.role == "user",
-            tool_results_by_bytes=False,
-            profile=profile,
-            counter=counter,
-        )
-        crumb_tokens = new - old
-        out = [*leading, *kept]
-    tokens_after = system_tokens + leading_tokens + kept_tokens + crumb_tokens
-    event = HistoryTrimmed(
-        reason=reason,
-        dropped_messages=dropped,
-        dropped_turns=k,
-        kept_turns=len(turns) - k,
-        tokens_before=tokens_before,
-        tokens_after=tokens_after,
-        dropped_range=(drop_start, first_kept),
-        breadcrumb=text,
+    wide = _widen(msgs, spans)
+    for x, y in itertools.pairwise(wide):
+        if y.start < x.end:
+            msg = f"trim spans overlap: {x} and {y}"
+            raise InputError(msg)
+    out: list[Message] = []
+    gone: list[int] = []
+    folded: list[int] = []
+    crumbs: list[str] = []
+    pos = 0
+    for sp in wide:
+        if sp.end <= sp.start:
+            msg = f"empty trim span {sp}"
+            raise InputError(msg)
+        out.extend(msgs[pos : sp.start])
+        n_msgs, turns, steps = 0, sp.turns, sp.steps
+        for i in range(sp.start, sp.end):
+            a, t, s = _carried(msgs[i])
+            turns, steps = turns + t, steps + s
+            if _foldable(msgs[i]):
+                folded.append(i)
+            else:
+                gone.append(i)
+                n_msgs += 1
+            n_msgs += a
+        text = breadcrumb_text(n_msgs, turns, steps)
+        crumbs.append(text)
+        nxt = msgs[sp.end] if sp.end < len(msgs) else None
+        crumb = _crumb(h, out, text)
+        if crumb.role == "system":
+            out.append(crumb)
+        else:
+            append_user_side(out, crumb, nxt, ack_text=BREADCRUMB_ACK_TEXT, ack_kind=BREADCRUMB)
+        pos = sp.end
+    out.extend(msgs[pos:])
+    return Dropped(
+        h.replace_messages(out),
+        tuple(gone),
+        tuple(crumbs),
+        wide[0].start,
+        wide[-1].end,
+        tuple(folded),
     )
-    return h.replace_messages(out), event
+
+
+def _crumb_tokens(fmt: str, profile: Any, counter: TokenCounter | None) -> int:
+    """What one breadcrumb (with its acknowledgement when it is user side) costs, at most."""
+    text = breadcrumb_text(10**6, 10**5, 10**5)
+    role = "system" if fmt == OPENAI else "user"
+    ms = [marked_message(role, text, BREADCRUMB)]
+    if role == "user":
+        ms.append(marked_message("assistant", BREADCRUMB_ACK_TEXT, BREADCRUMB))
+    return sum(
+        estimate_message_tokens(
+            m, images_sent=False, tool_results_by_bytes=False, profile=profile, counter=counter
+        )
+        for m in ms
+    )
 
 
 def _turns_to_drop_for_budget(
@@ -198,25 +234,12 @@ def _turns_to_drop_for_budget(
     costs: tuple[int, ...],
     total: int,
     budget: int,
-    profile: Any,
-    counter: TokenCounter | None,
+    crumb: int,
 ) -> int:
     turns = seg.turns
     if budget <= 0 or total <= budget or len(turns) <= 1:
         return 0
-    # a breadcrumb costs about this much; count it so the result really fits
-    crumb = estimate_message_tokens(
-        Message("system", (Text(breadcrumb_text(10**6, 10**5)),)),
-        images_sent=False,
-        tool_results_by_bytes=False,
-        profile=profile,
-        counter=counter,
-    )
-    old_crumbs = sum(
-        costs[i]
-        for i in range(seg.leading_end)
-        if h.messages[i].role == "system" and _bc_message_blocks(h.messages[i])[2]
-    )
+    old_crumbs = sum(costs[i] for i in range(seg.leading_end) if _foldable(h.messages[i]))
     cur = total - old_crumbs + crumb
     k = 0
     while k < len(turns) - 1 and cur > budget:
@@ -224,6 +247,26 @@ def _turns_to_drop_for_budget(
         cur -= sum(costs[t.start : t.end])
         k += 1
     return k
+
+
+def _trim_turns(
+    h: History, seg: Segmentation, k: int, *, reason: str, tokens_before: int, **pricing: Any
+) -> tuple[History, HistoryTrimmed]:
+    """Drop ``seg.turns[:k]`` (k >= 1) with one breadcrumb; the event that reports it."""
+    turns = seg.turns
+    done = drop_spans(h, [Span(turns[0].start, turns[k].start, turns=k)])
+    tokens_after = token_costs(done.history, **pricing).total
+    event = HistoryTrimmed(
+        reason=reason,
+        dropped_messages=len(done.indices),
+        dropped_turns=k,
+        kept_turns=len(turns) - k,
+        tokens_before=tokens_before,
+        tokens_after=tokens_after,
+        dropped_range=(turns[0].start, turns[k].start),
+        breadcrumb=done.breadcrumbs[0],
+    )
+    return done.history, event
 
 
 def trim_history(
@@ -234,7 +277,7 @@ def trim_history(
     reason: str | None = None,
     profile: Any = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
-    image_policy: str = "spec",
+    image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,
 ) -> TrimResult:
     """Drop the oldest whole turns to meet ``budget`` tokens and/or ``max_turns`` turns.
@@ -253,31 +296,19 @@ def trim_history(
         _check_int("max_turns", max_turns, minimum=0)
     h, restore = coerce(history)
     seg = segment_turns(h)
-    tc = token_costs(
-        h, profile=profile, counter=counter, image_policy=image_policy, segmentation=seg
-    )
+    pricing = {"profile": profile, "counter": counter, "image_policy": image_policy}
+    tc = token_costs(h, segmentation=seg, **pricing)
     total = tc.total
-    k_budget = (
-        _turns_to_drop_for_budget(h, seg, tc.messages, total, budget, profile, counter)
-        if budget is not None
-        else 0
-    )
+    k_budget = 0
+    if budget is not None:
+        crumb = _crumb_tokens(h.format, profile, counter)
+        k_budget = _turns_to_drop_for_budget(h, seg, tc.messages, total, budget, crumb)
     k_turns = max(0, len(seg.turns) - max(1, max_turns)) if max_turns is not None else 0
     k = max(k_budget, k_turns)
     if k == 0:
         return TrimResult(restore(h), None, total, total)
     why = reason or ("token_budget" if k_budget >= k_turns else "turn_limit")
-    out, event = _apply(
-        h,
-        seg,
-        k,
-        reason=why,
-        tokens_before=total,
-        costs=tc.messages,
-        system_tokens=tc.system,
-        profile=profile,
-        counter=counter,
-    )
+    out, event = _trim_turns(h, seg, k, reason=why, tokens_before=total, **pricing)
     publish(event, bus)
     return TrimResult(restore(out), event, total, event.tokens_after)
 
@@ -288,7 +319,7 @@ def trim_to_recent_turns(
     *,
     profile: Any = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
-    image_policy: str = "spec",
+    image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,
 ) -> Any:
     """Drop the oldest whole turns until the estimate fits ``budget`` tokens (SPEC §2.2).
@@ -344,7 +375,7 @@ def recover_from_overflow(
     *,
     profile: Any = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
-    image_policy: str = "spec",
+    image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,
 ) -> Any:
     """Reactive recovery (SPEC §3.6): trim to two thirds of the current estimate, whole turns.

@@ -9,7 +9,8 @@ answers the previous assistant's calls, so starting a turn there would let a
 trim separate a call from its result.
 
 Messages before the first real user message (the leading system messages, plus
-any stray preamble) are outside every turn and always kept.
+any stray preamble) are outside every turn and always kept. Steps, the unit
+inside a turn, are in :mod:`~glyphfold.compaction.history.steps`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from glyphfold.compaction.history.events import EventBus, OrphansSwept, publish
+from glyphfold.compaction.history.markers import (
+    BREADCRUMB_PREFIX,
+    TOOL_RESULTS_PREFIX,
+    is_breadcrumb_text,
+    is_marker,
+)
 from glyphfold.compaction.history.messages import (
     OPENAI,
     History,
@@ -48,19 +55,14 @@ __all__ = [
     "sweep_orphans",
 ]
 
-TOOL_RESULTS_PREFIX = "[Tool results]"
-# Text that glyphfold's trim inserts; recognised so repeated trims deduplicate it.
-BREADCRUMB_PREFIX = "[Earlier conversation omitted:"
-
-
-def is_breadcrumb_text(text: str) -> bool:
-    """True for a breadcrumb inserted by glyphfold's trim (SPEC §2.6)."""
-    return text.startswith(BREADCRUMB_PREFIX)
-
 
 def is_turn_start(message: Message) -> bool:
-    """True for a *real* user message, i.e. one that starts a turn (SPEC §1)."""
-    if message.role != "user":
+    """True for a *real* user message, i.e. one that starts a turn (SPEC §1).
+
+    Messages glyphfold inserted (snapshots, summaries, breadcrumbs: see
+    :mod:`~glyphfold.compaction.history.markers`) are never real user messages.
+    """
+    if message.role != "user" or is_marker(message):
         return False
     first_text: str | None = None
     for b in message.blocks:

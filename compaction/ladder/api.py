@@ -18,9 +18,11 @@ Documented fallbacks (the input is never touched in any of them):
   steps aside (ledger note);
 - a summarizer that raises, times out or returns no text -> the summary rung
   steps aside (ledger note + ``SummaryFailed`` event) and trimming follows;
-- still over budget after every rung (the newest turn or pinned messages alone
-  are too big) -> ``ContextOverflowError`` with the estimate, the budget and the
-  overshoot; a dry run reports ``fits=False`` instead of raising.
+- still over budget after every rung (the head, the newest real user message, the
+  tail or pinned steps alone are too big) -> ``ContextOverflowError`` with the
+  estimate, the budget and the overshoot; a dry run reports ``fits=False`` instead.
+
+The rungs and the budget rules they apply are described in ``docs/ladder.md``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,14 @@ from typing import Any
 from glyphfold.compaction.history.budget import effective_context_budget, recovery_target
 from glyphfold.compaction.history.events import OverflowRecovery
 from glyphfold.compaction.history.messages import coerce
-from glyphfold.compaction.ladder.loop import LadderRun, counters, run_ladder
+from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, ImagePolicy
+from glyphfold.compaction.ladder.loop import (
+    LadderRun,
+    counters,
+    minimal_tokens,
+    resolve_pins,
+    run_ladder,
+)
 from glyphfold.compaction.ladder.provider import provider_messages
 from glyphfold.compaction.ladder.registry import (
     DEFAULT_RUNGS,
@@ -53,6 +62,7 @@ __all__ = [
     "CompactionResult",
     "LadderConfig",
     "compact",
+    "floor_tokens",
     "provider_messages",
     "recover",
     "shake",
@@ -76,7 +86,7 @@ def compact(
     counter: Any = None,
     format: str = "auto",
     bus: Any = None,
-    image_policy: str = "all",
+    image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> CompactionResult:
     """Compact ``history`` under a token budget, cheapest rung first (SPEC §5).
 
@@ -114,12 +124,9 @@ def compact(
     if not isinstance(reserve, int) or reserve < 0 or reserve >= budget:
         msg = f"reserve must be an int in [0, budget={budget}), got {reserve!r}"
         raise InputError(msg)
+    cfg = config or LadderConfig()
     built = build_rungs(
-        rungs,
-        config=config or LadderConfig(),
-        allowed=DEFAULT_RUNGS,
-        summarizer=summarizer,
-        renderer=renderer,
+        rungs, config=cfg, allowed=DEFAULT_RUNGS, summarizer=summarizer, renderer=renderer
     )
     h, restore = coerce(history, format=format)
     run = LadderRun(
@@ -132,6 +139,8 @@ def compact(
         counter=counter,
         bus=bus,
         image_policy=image_policy,
+        tail_tokens=cfg.tail_tokens,
+        min_saving_tokens=cfg.min_saving_tokens,
     )
     return run_ladder(h, restore, run)
 
@@ -151,7 +160,7 @@ def recover(
     dry_run: bool = False,
     format: str = "auto",
     bus: Any = None,
-    image_policy: str = "all",
+    image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> CompactionResult:
     """Reactive recovery after a context overflow (SPEC §3.6, §5.1).
 
@@ -164,8 +173,7 @@ def recover(
     """
     h, restore = coerce(history, format=format)
     prof = get_profile(profile)
-    count, _ = counters(prof, counter, image_policy)
-    estimate = count(h)
+    estimate = counters(prof, counter, image_policy).count(h)
     target = recovery_target(estimate)
     if target <= 0:
         msg = f"history of {estimate} tokens cannot be reduced to two thirds of itself"
@@ -179,9 +187,10 @@ def recover(
             ) is False:
                 msg = "recover() uses model-free rungs only; pass allow_summary=True for a summary"
                 raise InputError(msg)
+    cfg = config or LadderConfig()
     built = build_rungs(
         rungs,
-        config=config or LadderConfig(),
+        config=cfg,
         allowed=allowed,
         summarizer=summarizer if allow_summary else None,
         renderer=renderer,
@@ -200,6 +209,8 @@ def recover(
         options={"reactive": True},
         bus=bus,
         image_policy=image_policy,
+        tail_tokens=cfg.tail_tokens,
+        min_saving_tokens=cfg.min_saving_tokens,
     )
     return run_ladder(h, restore, run, estimate=estimate)
 
@@ -215,10 +226,15 @@ def shake(
     format: str = "auto",
     bus: Any = None,
 ) -> CompactionResult:
-    """Only the free text rungs (elision, image stripping), whatever the budget (``/shake``)."""
-    built = build_rungs(
-        ("elide", "strip"), config=config or LadderConfig(), allowed=("elide", "strip")
-    )
+    """Only the free text rungs (elision, image stripping), whatever the budget (``/shake``).
+
+    Everything the rules allow goes, outside the head and the tail
+    (``LadderConfig.tail_tokens``): old tool results and long tool-call arguments
+    become stubs, earlier turns' thinking is cleared, old images become placeholders.
+    ``min_saving_tokens`` does not apply: the user asked for it.
+    """
+    cfg = config or LadderConfig()
+    built = build_rungs(("elide", "strip"), config=cfg, allowed=("elide", "strip"))
     h, restore = coerce(history, format=format)
     # target 0: every free rung runs; nothing is dropped, so there is nothing to raise
     run = LadderRun(
@@ -231,8 +247,30 @@ def shake(
         counter=counter,
         raise_if_over=False,
         bus=bus,
+        tail_tokens=cfg.tail_tokens,
     )
     return run_ladder(h, restore, run)
+
+
+def floor_tokens(
+    history: Any,
+    *,
+    profile: Any = "anthropic",
+    pins: Iterable[Any] = (),
+    counter: Any = None,
+    format: str = "auto",
+    image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
+) -> int:
+    """The fewest tokens model-free compaction can bring ``history`` to (SPEC §5.7).
+
+    The head, the newest real user message, the newest step and pinned steps, with
+    the breadcrumbs that mark where the rest was dropped. ``recover()`` reaches two
+    thirds of the estimate whenever this fits in it; ``compact()`` reaches any budget
+    at or above it.
+    """
+    h, _ = coerce(history, format=format)
+    price = counters(get_profile(profile), counter, image_policy)
+    return minimal_tokens(h, price, resolve_pins(h, pins))
 
 
 def _error_text(error: Any) -> str | None:

@@ -3,20 +3,21 @@
 Nothing leaves a history without a record. One :class:`LedgerEntry` per rung
 that acted; each names the messages it touched (by index in the rung's input
 and, when they have one, by id), the characters and tokens that left, where
-they went (``stub``, ``placeholder``, ``snapshot``, ``summary``, ``dropped``)
-and the tokens saved. Entries are plain frozen data so they serialise to JSON
-and compare equal across runs (the ladder is deterministic).
+they went (``stub``, ``placeholder``, ``cleared``, ``snapshot``, ``summary``,
+``dropped``, ``trimmed``) and the tokens saved. Entries are plain frozen data so
+they serialise to JSON and compare equal across runs (the ladder is deterministic).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 # where removed content went; an explicit set, every writer is checked against it
-DESTINATIONS: frozenset[str] = frozenset(
-    {"stub", "placeholder", "snapshot", "summary", "dropped", "trimmed"}
-)
+Destination: TypeAlias = Literal[
+    "stub", "placeholder", "cleared", "snapshot", "summary", "dropped", "trimmed"
+]
+DESTINATIONS: frozenset[str] = frozenset(get_args(Destination))
 
 
 @dataclass(frozen=True, slots=True)

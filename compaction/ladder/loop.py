@@ -1,8 +1,10 @@
 """The rung loop: cheapest rung first, stop as soon as the history fits (SPEC §5).
 
 :func:`run_ladder` is what ``compact``, ``recover`` and ``shake`` share: parse once,
-price once, run the rungs in order with one :class:`RungContext` each, collect the
-ledger and the events, announce them, and raise when the target is out of reach.
+price once, fix the tail once (:func:`tail_messages`: the newest steps, within the
+tail allowance, SPEC §1), run the rungs in order with one :class:`RungContext` each,
+collect the ledger and the events, announce them, and raise when the target is out
+of reach.
 """
 
 from __future__ import annotations
@@ -12,23 +14,36 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, publish
+from glyphfold.compaction.history.events import EventBus, publish
+from glyphfold.compaction.history.markers import glyphfold_meta
 from glyphfold.compaction.history.messages import History, Message, ToolCall, ToolResult
+from glyphfold.compaction.history.steps import Regions, split_regions
 from glyphfold.compaction.history.tokens import (
+    DEFAULT_IMAGE_POLICY,
     DEFAULT_PROFILE,
     ImagePolicy,
     TokenCounter,
-    estimate_history_tokens,
     estimate_message_tokens,
+    token_costs,
 )
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 from glyphfold.compaction.ladder.result import CompactionResult
-from glyphfold.compaction.ladder.rungs.base import Rung, RungContext, glyphfold_meta
+from glyphfold.compaction.ladder.rungs.base import Rung, RungContext
 from glyphfold.render.profiles import Profile, get_profile
 
 from glyphfold.errors import ContextOverflowError, InputError
 
-__all__ = ["LadderRun", "counters", "resolve_pins", "run_ladder"]
+__all__ = [
+    "LadderRun",
+    "Pricing",
+    "counters",
+    "minimal_tokens",
+    "resolve_pins",
+    "run_ladder",
+    "tail_messages",
+]
+
+DEFAULT_TAIL_TOKENS = 8_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,22 +61,47 @@ class LadderRun:
     extra_events: tuple[object, ...] = ()  # announced before the rungs run
     options: Mapping[str, Any] = field(default_factory=dict)
     bus: EventBus | None = None
-    image_policy: ImagePolicy = "all"
+    image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY
+    tail_tokens: int = DEFAULT_TAIL_TOKENS  # the tail allowance (LadderConfig.tail_tokens)
+    min_saving_tokens: int = 0  # elide and strip do not act below this
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """How one run prices: a whole history, its messages one by one, one message alone."""
+
+    count: Callable[[History], int]
+    costs: Callable[[History], tuple[int, ...]]
+    count_message: Callable[[Message], int]
 
 
 def counters(
-    profile: Profile, counter: TokenCounter | None, image_policy: ImagePolicy = "all"
-) -> tuple[Callable[[History], int], Callable[[Message], int]]:
-    """(price of a history, price of one message) under ``profile`` and ``image_policy``."""
+    profile: Profile, counter: TokenCounter | None, image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY
+) -> Pricing:
+    """The prices of a run under ``profile`` and ``image_policy``.
+
+    ``count(h) == system + sum(costs(h))``: ``costs`` are the per-message estimates
+    in place (old tool results by bytes, earlier turns' thinking free, nothing before
+    a compaction block); ``count_message`` prices a message alone, images sent.
+    """
     if not profile.vision:
         # a text-only profile prices no image (core's pricing raises); the strip rung
         # removes them all for such a profile, so price them as on the default profile
         profile = get_profile(DEFAULT_PROFILE)
+    last: dict[str, Any] = {}
+
+    def priced(h: History) -> Any:
+        # rungs price the same history several times in a row: remember the last one
+        if last.get("h") is not h:
+            last["h"] = h
+            last["c"] = token_costs(h, profile=profile, counter=counter, image_policy=image_policy)
+        return last["c"]
 
     def count(h: History) -> int:
-        return estimate_history_tokens(
-            h, profile=profile, counter=counter, image_policy=image_policy
-        )
+        return int(priced(h).total)
+
+    def costs(h: History) -> tuple[int, ...]:
+        return tuple(priced(h).messages)
 
     memo: dict[int, tuple[Message, int]] = {}
 
@@ -77,7 +117,55 @@ def counters(
         memo[id(m)] = (m, n)
         return n
 
-    return count, count_message
+    return Pricing(count, costs, count_message)
+
+
+def _fixed_tokens(h: History, price: Pricing) -> tuple[int, Regions, tuple[int, ...]]:
+    """(system + head + newest real user message, the zero-tail regions, the costs)."""
+    costs = price.costs(h)
+    reg = split_regions(h, costs=costs, tail_tokens=0)
+    system = price.count(h) - sum(costs)
+    fixed = system + sum(costs[: reg.head_end])
+    if reg.newest_user is not None and reg.newest_user_in_middle:
+        fixed += costs[reg.newest_user]
+    return fixed, reg, costs
+
+
+def tail_messages(h: History, price: Pricing, *, target: int, tail_tokens: int) -> int:
+    """How many newest messages form the tail of this run (SPEC §1).
+
+    The newest steps within the tail allowance: ``tail_tokens``, and never more than
+    half of what the target leaves after the head and the newest real user message,
+    so the middle keeps room to work in. At least the newest step.
+    """
+    fixed, _, costs = _fixed_tokens(h, price)
+    allowance = tail_tokens if target <= 0 else min(tail_tokens, max(0, (target - fixed) // 2))
+    reg = split_regions(h, costs=costs, tail_tokens=allowance)
+    return len(h.messages) - reg.tail_start
+
+
+def minimal_tokens(h: History, price: Pricing, pinned: frozenset[int] = frozenset()) -> int:
+    """The least a model-free ladder can reach: head, newest real user message, newest step.
+
+    Everything else of the middle dropped, with the breadcrumbs that mark the cuts (the
+    last fallback's output, SPEC §5.7); pinned steps stay too.
+    """
+    from glyphfold.compaction.history.trim import Span, drop_spans
+
+    _, reg, _ = _fixed_tokens(h, price)
+    msgs = h.messages
+    keep = {i for i in reg.middle if id(msgs[i]) in pinned or i == reg.newest_user}
+    spans: list[Span] = []
+    for s in reg.middle_steps:
+        if any(i in keep for i in s.indices):
+            continue
+        if spans and spans[-1].end == s.start:
+            spans[-1] = Span(spans[-1].start, s.end, steps=spans[-1].steps + 1)
+        else:
+            spans.append(Span(s.start, s.end, steps=1))
+    if not spans:
+        return price.count(h)
+    return price.count(drop_spans(h, spans).history)
 
 
 def _message_ids(msgs: tuple[Message, ...]) -> dict[str, list[int]]:
@@ -138,27 +226,21 @@ class _State:
 
     history: History
     tokens: int
-    aligned: bool = True  # message i of history is message i of the input (1:1 rungs so far)
     ledger: list[LedgerEntry] = field(default_factory=list)
     events: list[object] = field(default_factory=list)
     pages: tuple[Any, ...] = ()
 
 
 def _context(
-    run: LadderRun,
-    state: _State,
-    h: History,
-    count: Any,
-    count_message: Any,
-    pinned: frozenset[int],
+    run: LadderRun, state: _State, price: Pricing, pinned: frozenset[int], tail: int
 ) -> RungContext:
     return RungContext(
         target_tokens=run.target,
-        count=count,
-        count_message=count_message,
+        count=price.count,
+        count_message=price.count_message,
+        costs=price.costs,
         profile=run.profile,
         pinned=pinned,
-        original=h if state.aligned else None,
         dry_run=run.dry_run,
         options=MappingProxyType(
             {
@@ -170,28 +252,44 @@ def _context(
         ),
         tokens=state.tokens,
         history_id=id(state.history),
+        tail_messages=tail,
+        min_saving_tokens=run.min_saving_tokens,
     )
 
 
-def _step(run: LadderRun, state: _State, rung: Rung, ctx: RungContext, count: Any) -> None:
+def _step(run: LadderRun, state: _State, rung: Rung, ctx: RungContext, price: Pricing) -> None:
     outcome = rung.apply(state.history, ctx)
     state.events.extend(outcome.events)
     if not run.dry_run:
-        # core's trim announces its own HistoryTrimmed; announce the ladder's, in order
         for ev in outcome.events:
-            if not isinstance(ev, HistoryTrimmed):
-                publish(ev, run.bus)
+            publish(ev, run.bus)
     if outcome.entry is not None:
         state.ledger.append(outcome.entry)
     if outcome.history is not state.history:
-        if len(outcome.history.messages) != len(state.history.messages):
-            state.aligned = False
         state.history = outcome.history
         entry = outcome.entry
         # every rung's entry carries the estimate of its output; no need to recount
-        state.tokens = entry.tokens_after if entry is not None else count(state.history)
+        state.tokens = entry.tokens_after if entry is not None else price.count(state.history)
         if outcome.pages:
             state.pages = outcome.pages
+
+
+def _overflow(run: LadderRun, state: _State, h: History, price: Pricing) -> ContextOverflowError:
+    names = ", ".join(r.name for r in run.rungs) or "no rungs"
+    floor = minimal_tokens(h, price, resolve_pins(h, run.pins))
+    why = (
+        f"the head, the newest real user message and the newest step alone are {floor:,} "
+        "tokens with the breadcrumbs that mark the cuts"
+        if floor > run.target
+        else "the head, the tail, the newest real user message and pinned steps stay"
+    )
+    msg = (
+        f"cannot compact the history to {run.target:,} tokens: after {names} it is still "
+        f"{state.tokens:,} tokens ({why}); raise the budget or allow more rungs"
+    )
+    return ContextOverflowError(
+        msg, estimate=state.tokens, window=run.budget, overshoot=state.tokens - run.target
+    )
 
 
 def run_ladder(
@@ -202,27 +300,22 @@ def run_ladder(
     estimate: int | None = None,
 ) -> CompactionResult:
     """Run ``run.rungs`` over the parsed history ``h``; ``restore`` gives the caller's kind."""
-    count, count_message = counters(run.profile, run.counter, run.image_policy)
+    price = counters(run.profile, run.counter, run.image_policy)
     pinned = resolve_pins(h, run.pins)
-    before = count(h) if estimate is None else estimate
+    before = price.count(h) if estimate is None else estimate
     state = _State(history=h, tokens=before, events=list(run.extra_events))
     if not run.dry_run:
         for ev in run.extra_events:
             publish(ev, run.bus)
+    tail = (
+        tail_messages(h, price, target=run.target, tail_tokens=run.tail_tokens) if h.messages else 1
+    )
     for rung in run.rungs:
         if state.tokens <= run.target:
             break
-        _step(run, state, rung, _context(run, state, h, count, count_message, pinned), count)
+        _step(run, state, rung, _context(run, state, price, pinned, tail), price)
     if run.raise_if_over and not run.dry_run and state.tokens > run.target:
-        names = ", ".join(r.name for r in run.rungs) or "no rungs"
-        msg = (
-            f"cannot compact the history to {run.target:,} tokens: after {names} it is "
-            f"still {state.tokens:,} tokens (the newest turn and pinned messages are never "
-            f"removed); raise the budget or allow more rungs"
-        )
-        raise ContextOverflowError(
-            msg, estimate=state.tokens, window=run.budget, overshoot=state.tokens - run.target
-        )
+        raise _overflow(run, state, h, price)
     final = h if run.dry_run else state.history  # a dry run changes nothing
     return CompactionResult(
         messages=restore(final),

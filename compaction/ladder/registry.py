@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from glyphfold.compaction.ladder.loop import DEFAULT_TAIL_TOKENS
 from glyphfold.compaction.ladder.rungs.base import Rung
 from glyphfold.compaction.ladder.rungs.elide import Elide
 from glyphfold.compaction.ladder.rungs.notable import ElideConfig
@@ -36,12 +37,30 @@ RungName: TypeAlias = Literal["elide", "strip", "snapshot", "summary", "trim"]
 
 @dataclass(frozen=True)
 class LadderConfig:
-    """Per-rung configuration (each validated by its own dataclass)."""
+    """The ladder's configuration: what every rung shares, then one config per rung.
 
+    ``tail_tokens``: the tail allowance. The tail (SPEC §1) is the newest step plus as
+    many newer-to-older steps as fit this many tokens, and never more than half of
+    what the target leaves after the head and the newest real user message; no rung
+    touches it. ``min_saving_tokens``: elision and image stripping do not act when
+    they cannot save this much, and save at least this much when they act (a
+    compaction that saves little still breaks the provider's prompt cache; 1,024 is
+    the smallest prefix Anthropic caches). ``/shake`` ignores it.
+    """
+
+    tail_tokens: int = DEFAULT_TAIL_TOKENS
+    min_saving_tokens: int = 1024
     elide: ElideConfig = field(default_factory=ElideConfig)
     strip: StripConfig = field(default_factory=StripConfig)
     snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
     summary: SummaryConfig = field(default_factory=SummaryConfig)
+
+    def __post_init__(self) -> None:
+        for name in ("tail_tokens", "min_saving_tokens"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                msg = f"{name} must be an int >= 0 (tokens), got {v!r}"
+                raise ValueError(msg)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +79,7 @@ class RungSpec:
     rung without a summarizer).
     """
 
-    name: str
+    name: RungName
     cls: type
     model_free: bool
     build: Callable[[LadderConfig, BuildOptions], Rung | None]

@@ -59,6 +59,27 @@ class CompactionResult:
         return provider_messages(self.messages)
 
     @property
+    def missing_glyphs(self) -> dict[str, int]:
+        """Characters of the snapshot text that no font covers (``"U+XXXX"`` -> count).
+
+        They are drawn as a replacement box on the pages; :attr:`hints` names a font
+        package that covers them.
+        """
+        out: dict[str, int] = {}
+        for e in self.ledger:
+            for cp, n in e.extra.get("missing_glyphs", {}).items():
+                out[cp] = out.get(cp, 0) + n
+        return out
+
+    @property
+    def hints(self) -> tuple[str, ...]:
+        """What to install so every character of the pages has a glyph (empty: nothing)."""
+        seen: dict[str, None] = {}
+        for e in self.ledger:
+            seen.update(dict.fromkeys(e.extra.get("hints", ())))
+        return tuple(seen)
+
+    @property
     def plan(self) -> tuple[LedgerEntry, ...]:
         """For a dry run: per rung, what it would remove and the tokens it would save."""
         return self.ledger
@@ -72,6 +93,8 @@ class CompactionResult:
             "target": self.target,
             "fits": self.fits,
             "dry_run": self.dry_run,
+            "missing_glyphs": self.missing_glyphs,
+            "hints": list(self.hints),
             "pages": [
                 {
                     "width": p.width,
@@ -91,4 +114,4 @@ class CompactionResult:
             f"{'plan' if self.dry_run else 'compacted'}: {self.tokens_before:,} -> "
             f"{self.tokens_after:,} tokens (target {self.target:,})"
         )
-        return [head, *(e.summary_line() for e in self.ledger)]
+        return [head, *(e.summary_line() for e in self.ledger), *self.hints]

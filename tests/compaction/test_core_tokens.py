@@ -81,12 +81,13 @@ def test_images_priced_only_where_sent(fmt):
     shot = prof.cost(1000, 750)
     user_img = prof.cost(750, 500)
     assert shot > 0 and user_img > 0
-    c_old = token_costs(old, profile="anthropic")
-    c_cur = token_costs(cur, profile=prof)
+    c_old = token_costs(old, profile="anthropic", image_policy="spec")
+    c_cur = token_costs(cur, profile=prof, image_policy="spec")
     # the screenshot is priced only in the current turn; the user image in both
     assert c_cur.total - c_old.total == pytest.approx(shot - (600 - 200) // 4, abs=2)
-    # image_policy="all" prices every image
+    # image_policy="all" (the default: a wire history is sent as it is) prices every image
     assert estimate_history_tokens(old, image_policy="all") == c_old.total + shot
+    assert estimate_history_tokens(old) == c_old.total + shot
     assert (old, cur) == before
 
 

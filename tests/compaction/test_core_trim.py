@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 
 import pytest
 from core_histories import render, simple_plan, snapshot, wire_histories, wire_messages
 from glyphfold.compaction.history.events import EventBus, HistoryTrimmed
+from glyphfold.compaction.history.markers import BREADCRUMB, marker_kind
 from glyphfold.compaction.history.messages import History, Text, to_canonical
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.trim import (
@@ -32,16 +32,8 @@ FMTS = ["openai", "anthropic", "anthropic-list"]
 
 
 def _strip_crumbs(h: History) -> list:
-    """Messages without breadcrumb blocks/messages, for verbatim comparisons."""
-    out = []
-    for m in h.messages:
-        blocks = tuple(
-            b for b in m.blocks if not (isinstance(b, Text) and is_breadcrumb_text(b.text))
-        )
-        if not blocks and m.blocks:
-            continue
-        out.append(dataclasses.replace(m, blocks=blocks) if blocks != m.blocks else m)
-    return out
+    """Messages without the breadcrumb messages (and their acknowledgements)."""
+    return [m for m in h.messages if marker_kind(m) is None]
 
 
 def _crumbs(h: History) -> list[str]:
@@ -120,8 +112,13 @@ def test_breadcrumb_and_event(fmt):
         assert oh.messages[seg.leading_end - 1].role == "system"
         assert oh.messages[seg.leading_end - 1].text == ev.breadcrumb
         assert wire_messages(out)[0] is wire_messages(wire)[0]
-    else:  # first text block of the first kept (real) user message
-        assert oh.messages[seg.turns[0].start].blocks[0].text == ev.breadcrumb
+    else:  # a user-side message of its own before the kept part, then an acknowledgement
+        crumb, ack = oh.messages[:2]
+        assert (crumb.role, crumb.text, marker_kind(crumb)) == ("user", ev.breadcrumb, BREADCRUMB)
+        assert (ack.role, marker_kind(ack)) == ("assistant", BREADCRUMB)
+        assert seg.leading_end == 2
+        # the kept turn is verbatim: the breadcrumb is never written into it
+        assert wire_messages(out)[2] is wire_messages(wire)[len(wire_messages(wire)) - 16]
         if fmt == "anthropic":
             assert out["system"] == wire["system"] and out["model"] == wire["model"]
     # untouched kept messages are the very same dicts
@@ -277,11 +274,9 @@ def test_trim_properties(case, limit):
     assert seen == [ev]
     # leading messages kept (the Anthropic system prompt too)
     assert h_out.system == h_in.system
-    kept_leading = [
-        m for m in h_out.messages[: seg_out.leading_end] if not _crumbs(History(h_out.format, (m,)))
-    ]
+    kept_leading = [m for m in h_out.messages[: seg_out.leading_end] if marker_kind(m) is None]
     assert kept_leading == list(h_in.messages[: seg_in.leading_end])
-    # newest turn verbatim (Anthropic may carry the breadcrumb as an extra first block)
+    # newest turn verbatim
     newest_in = list(h_in.messages[seg_in.newest.start :])
     assert _strip_crumbs(h_out)[-len(newest_in) :] == newest_in
     # every dropped message counted, in whole turns
@@ -294,3 +289,71 @@ def test_trim_properties(case, limit):
     assert ev.tokens_after == estimate_history_tokens(out)
     if kind == "budget" and ev.kept_turns > 1:
         assert ev.tokens_after <= n
+
+
+# --------------------------------------------------------------------------- the one algorithm
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_drop_spans_one_breadcrumb_before_each_kept_part(fmt):
+    """SPEC §5.7: whole steps go; a breadcrumb of its own sits before each kept part."""
+    from glyphfold.compaction.history.trim import Span, drop_spans
+
+    wire = render(simple_plan(6), fmt)
+    h = to_canonical(wire)
+    turns = segment_turns(h).turns
+    keep = turns[2]  # a kept turn between two dropped runs
+    spans = [Span(turns[0].start, keep.start, turns=2), Span(keep.end, turns[4].start, turns=2)]
+    done = drop_spans(h, spans)
+    validate_history(done.history)
+    out = done.history.messages
+    crumbs = [m for m in out if marker_kind(m) == BREADCRUMB and is_breadcrumb_text(m.text)]
+    assert [c.text for c in crumbs] == list(done.breadcrumbs) and len(crumbs) == 2
+    # the kept messages are the very same objects, in order; nothing was written into them
+    kept = [m for m in out if marker_kind(m) is None]
+    expect = [*h.messages[: turns[0].start], *h.messages[keep.start : keep.end]]
+    expect += h.messages[turns[4].start :]
+    assert len(kept) == len(expect) and all(a is b for a, b in zip(kept, expect, strict=True))
+    assert done.indices == tuple(range(turns[0].start, keep.start)) + tuple(
+        range(keep.end, turns[4].start)
+    )
+    # a second trim of the kept turn between them folds both earlier breadcrumbs into
+    # one: counts add up, never stacked
+    lead = segment_turns(done.history).leading_end
+    again = drop_spans(done.history, [Span(lead, _first_real(done.history), turns=1)])
+    validate_history(again.history)
+    texts = [m.text for m in again.history.messages if marker_kind(m) == BREADCRUMB]
+    texts = [t for t in texts if is_breadcrumb_text(t)]
+    total = turns[4].start - turns[0].start
+    assert texts == [
+        f"[Earlier conversation omitted: {total:,} messages in 5 turns were removed "
+        "to fit the context window.]"
+    ]
+
+
+def _first_real(h: History) -> int:
+    from glyphfold.compaction.history.turns import is_turn_start
+
+    lead = segment_turns(h).leading_end
+    return next(i for i in range(lead + 1, len(h.messages)) if is_turn_start(h.messages[i]))
+
+
+def test_drop_spans_rejects_bad_spans():
+    from glyphfold.compaction.history.trim import Span, drop_spans
+
+    h = to_canonical(render(simple_plan(4), "openai"))
+    with pytest.raises(InputError, match="overlap"):
+        drop_spans(h, [Span(1, 5, turns=1), Span(4, 8, turns=1)])
+    with pytest.raises(InputError, match="empty"):
+        drop_spans(h, [Span(3, 3)])
+
+
+def test_step_breadcrumb_text():
+    """One wording for turns and steps; the counts are read back from it."""
+    from glyphfold.compaction.history.markers import breadcrumb_counts, breadcrumb_text
+
+    text = breadcrumb_text(30, 2, 5)
+    assert "30 messages in 2 turns and 5 steps were removed" in text
+    assert breadcrumb_counts(text) == (30, 2, 5)
+    assert breadcrumb_counts(breadcrumb_text(1, steps=1)) == (1, 0, 1)
+    assert breadcrumb_counts("unrelated") == (0, 0, 0)

@@ -316,3 +316,153 @@ def test_bound_tool_result_marker_counts_the_cut():
         bound_tool_result(text, max_tool_result_chars=10)
     with pytest.raises(InputError, match="int"):
         bound_tool_result(text, max_tool_result_chars=True)
+
+
+# --------------------------------------------------------------------------- steps and regions
+
+
+def _agent_run(fmt: str, steps: int = 6) -> list | dict:
+    """system + one request + ``steps`` tool steps (two parallel calls each) + a reply."""
+    msgs: list = [{"role": "user", "content": "Make the test suite pass."}]
+    for k in range(steps):
+        ids = [f"c{k}a", f"c{k}b"]
+        if fmt == "openai":
+            msgs.append(
+                {
+                    "role": "assistant",
+                    "content": f"step {k}",
+                    "tool_calls": [
+                        {
+                            "id": c,
+                            "type": "function",
+                            "function": {"name": "run", "arguments": "{}"},
+                        }
+                        for c in ids
+                    ],
+                }
+            )
+            msgs += [{"role": "tool", "tool_call_id": c, "content": "x" * 400} for c in ids]
+        else:
+            msgs.append(
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"step {k}"}]
+                    + [{"type": "tool_use", "id": c, "name": "run", "input": {}} for c in ids],
+                }
+            )
+            msgs.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": c, "content": "x" * 400} for c in ids
+                    ],
+                }
+            )
+    msgs.append({"role": "assistant", "content": "still failing"})
+    if fmt == "openai":
+        return [{"role": "system", "content": "sys"}, *msgs]
+    return {"system": "sys", "messages": msgs}
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_steps_pair_each_call_with_its_results(fmt):
+    """SPEC §1: a step is an assistant message and the results answering its calls."""
+    from glyphfold.compaction.history.steps import segment_steps
+
+    h = to_canonical(_agent_run(fmt))
+    steps = segment_steps(h)
+    # every message in exactly one step, in order
+    assert [i for s in steps for i in s.indices] == list(range(len(h.messages)))
+    kinds = [s.kind for s in steps]
+    lead = ["system"] if fmt == "openai" else []
+    assert kinds == [*lead, "user", *["step"] * 7]
+    size = 3 if fmt == "openai" else 2  # the call + two tool messages, or + one user message
+    assert [len(s) for s in steps if s.kind == "step"] == [size] * 6 + [1]
+    # a cut between two steps never separates a call from its result
+    for s in steps:
+        calls = {c.id for i in s.indices for c in h.messages[i].tool_calls}
+        results = {r.call_id for i in s.indices for r in h.messages[i].tool_results}
+        assert calls == results
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+def test_one_long_turn_has_a_middle(fmt):
+    """SPEC §1: head = leading system + first request; tail = newest steps; middle between."""
+    from glyphfold.compaction.history.steps import split_regions
+    from glyphfold.compaction.history.tokens import token_costs
+
+    h = to_canonical(_agent_run(fmt))
+    costs = token_costs(h).messages
+    lead = 1 if fmt == "openai" else 0
+    assert len(segment_turns(h).turns) == 1
+    newest = split_regions(h, costs=costs, tail_tokens=0)
+    assert newest.head_end == lead + 1  # the system prompt and "Make the test suite pass."
+    assert newest.tail_start == len(h.messages) - 1  # the newest step alone
+    assert len(newest.middle_steps) == 6
+    assert newest.users == (lead,) and newest.users_in("head") == (lead,)
+    assert newest.newest_user == lead and not newest.newest_user_in_middle
+    # a tail allowance takes as many newest steps as fit
+    step = sum(costs[newest.middle_steps[-1].start : newest.middle_steps[-1].end])
+    wider = split_regions(h, costs=costs, tail_tokens=costs[-1] + 2 * step)
+    assert len(wider.tail_steps) == 3 and len(wider.middle_steps) == 4
+    # the same tail given as a number of messages, widened to a step boundary
+    again = split_regions(h, tail_messages=len(h.messages) - wider.tail_start - 1)
+    assert again.tail_start == wider.tail_start
+    # never into the head
+    assert split_regions(h, costs=costs, tail_tokens=10**9).tail_start == newest.head_end
+    with pytest.raises(InputError, match="exactly one"):
+        split_regions(h, costs=costs, tail_tokens=0, tail_messages=1)
+    with pytest.raises(InputError, match="needs costs"):
+        split_regions(h, tail_tokens=5)
+
+
+def test_regions_report_where_the_real_user_messages_lie():
+    """The newest real user message may lie in the middle (it stays text, SPEC §5.5)."""
+    from glyphfold.compaction.history.steps import split_regions
+    from glyphfold.compaction.history.tokens import token_costs
+
+    wire = _agent_run("openai", steps=3)
+    wire[3:3] = []
+    wire.insert(len(wire) - 3, {"role": "user", "content": "now also update the docs"})
+    h = to_canonical(wire)
+    reg = split_regions(h, costs=token_costs(h).messages, tail_tokens=0)
+    assert reg.users == (1, len(wire) - 4)
+    assert reg.users_in("head") == (1,) and reg.users_in("middle") == (len(wire) - 4,)
+    assert reg.newest_user_in_middle and reg.region_of(len(wire) - 1) == "tail"
+
+
+def test_glyphfold_markers_are_never_real_user_messages():
+    """A snapshot, summary or breadcrumb message does not start a turn (SPEC §1)."""
+    from glyphfold.compaction.history.markers import (
+        BREADCRUMB,
+        MARKER_KINDS,
+        SNAPSHOT,
+        SUMMARY,
+        marked_message,
+    )
+
+    for kind in (SNAPSHOT, SUMMARY, BREADCRUMB):
+        m = marked_message("user", "[glyphfold snapshot] ...", kind)
+        assert not is_turn_start(m)
+    assert set(MARKER_KINDS) == {"snapshot", "snapshot_ack", "summary", "breadcrumb", "bridge"}
+    with pytest.raises(ValueError, match="marker kind"):
+        marked_message("user", "x", "note")  # type: ignore[arg-type]
+    wire = [{"role": "user", "content": "q", "x_glyphfold": {"kind": "snapshot"}}]
+    assert not is_turn_start(to_canonical(wire).messages[0])  # the wire key counts too
+
+
+def test_a_compaction_block_is_a_barrier():
+    """What precedes Anthropic's compaction block is not counted; the block is in the head."""
+    from glyphfold.compaction.history.steps import split_regions
+    from glyphfold.compaction.history.tokens import token_costs
+
+    wire = _agent_run("anthropic", steps=4)
+    msgs = wire["messages"]
+    barrier = {"type": "compaction", "content": "Summary of the work so far: two fixes landed."}
+    msgs[5] = {"role": "assistant", "content": [barrier, *msgs[5]["content"]]}
+    h = to_canonical(wire)
+    costs = token_costs(h)
+    assert costs.messages[:5] == (0,) * 5 and costs.messages[5] > 0
+    reg = split_regions(h, costs=costs.messages, tail_tokens=0)
+    assert reg.barrier == 5 and reg.head_end == 7  # the barrier's whole step is head
+    assert all(s.start >= 7 for s in reg.middle_steps)

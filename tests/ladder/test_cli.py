@@ -28,7 +28,7 @@ def test_compact_writes_history_pages_and_report(tmp_path, history_file, capsys)
             "-o",
             str(out),
             "--budget",
-            "20000",
+            "8000",
             "--pages-dir",
             str(pages),
             "--report",
@@ -41,7 +41,7 @@ def test_compact_writes_history_pages_and_report(tmp_path, history_file, capsys)
     compacted = json.loads(out.read_text())
     assert find_violations(compacted) == []
     rep = json.loads(report.read_text())
-    assert rep["fits"] and rep["tokens_after"] <= 20000
+    assert rep["fits"] and rep["tokens_after"] <= 8000
     assert len(sorted(pages.glob("page-*.png"))) == len(rep["pages"]) >= 1
     assert history_file.read_bytes() == before
 
@@ -49,7 +49,7 @@ def test_compact_writes_history_pages_and_report(tmp_path, history_file, capsys)
 def test_compact_exit_codes(tmp_path, history_file, capsys):
     """1: cannot reach the budget; 2: bad input or usage (one line, no traceback)."""
     out = tmp_path / "out.json"
-    assert main(["compact", str(history_file), "-o", str(out), "--budget", "300"]) == 1
+    assert main(["compact", str(history_file), "-o", str(out), "--budget", "50"]) == 1
     assert not out.exists()
     assert "cannot compact" in capsys.readouterr().err
     bad = tmp_path / "bad.json"
@@ -113,11 +113,11 @@ def test_shake(tmp_path, history_file, capsys):
 
 @pytest.mark.slow
 def test_demo_writes_report(tmp_path, capsys):
-    """demo: the built-in ~300k-token session to 60k, pages and index.html."""
+    """demo: the built-in ~300k-token session to its budget, pages and index.html."""
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out)]) == 0
+    assert main(["demo", "--out", str(out), "--budget", "12000"]) == 0
     report = json.loads((out / "report.json").read_text())
-    assert report["tokens_before"] > 250_000 and report["tokens_after"] <= 60_000
+    assert report["tokens_before"] > 250_000 and report["tokens_after"] <= 12_000
     pages = sorted((out / "pages").glob("page-*.png"))
     assert pages and len(pages) == len(report["pages"])
     html = (out / "index.html").read_text()
@@ -131,7 +131,7 @@ def test_demo_writes_report(tmp_path, capsys):
 def test_compact_provider_ready(tmp_path, history_file):
     """--provider-ready writes a history without x_glyphfold keys, still valid."""
     out = tmp_path / "send.json"
-    args = ["compact", str(history_file), "-o", str(out), "--budget", "20000"]
+    args = ["compact", str(history_file), "-o", str(out), "--budget", "8000"]
     assert main([*args, "--provider-ready"]) == 0
     data = json.loads(out.read_text())
     msgs = data["messages"] if isinstance(data, dict) else data

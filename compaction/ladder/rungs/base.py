@@ -1,8 +1,10 @@
-"""What every rung shares: the Rung protocol, its context, its outcome, token costing.
+"""What every rung shares: the Rung protocol, its context, its outcome.
 
 A rung is a small object with a ``name``, a ``model_free`` flag and
 ``apply(history, ctx) -> RungOutcome``. It never mutates its input: it builds a
-new canonical :class:`History` (core's model) and reports one ledger entry.
+new canonical :class:`History` (the history core's model) and reports one ledger
+entry. Helpers every rung needs (regions, costs, tool names) are in
+:mod:`glyphfold.compaction.ladder.rungs.common`.
 """
 
 from __future__ import annotations
@@ -11,27 +13,32 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from glyphfold.compaction.history.markers import X_KEY, glyphfold_meta
 from glyphfold.compaction.history.messages import History, Message
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 
-# metadata key used in canonical ``Message.meta`` and in the wire dict (JSON output)
-X_KEY = "x_glyphfold"
+__all__ = ["X_KEY", "Rung", "RungContext", "RungOutcome", "glyphfold_meta"]
 
 
 @dataclass(frozen=True)
 class RungContext:
-    """What a rung may consult: the target, the costing, pins, the profile, the original input."""
+    """What a rung may consult: the target, the costing, the regions, pins, the profile."""
 
     target_tokens: int  # the history must end at or under this (budget minus reserve)
     count: Callable[[History], int]  # token estimate of a whole history
-    count_message: Callable[[Message], int]  # token estimate of one message
+    count_message: Callable[[Message], int]  # token estimate of one message (images sent)
     profile: Any  # glyphfold.render.profiles.Profile
+    # per-message estimates of a history, as ``count`` prices them (position-aware)
+    costs: Callable[[History], tuple[int, ...]] | None = None
     pinned: frozenset[int] = frozenset()  # id() of pinned Message objects
-    original: History | None = None  # the ladder's input, when message-aligned with history
     dry_run: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
     tokens: int | None = None  # the estimate of the history this rung receives, if known
     history_id: int | None = None  # id() of that history
+    # the tail (SPEC §1): the newest messages, a suffix no rung touches; the ladder
+    # fixes it once per run (every rung keeps it, so its length holds for each input)
+    tail_messages: int = 1
+    min_saving_tokens: int = 0  # a rung that cannot save this much does not act
 
     def tokens_of(self, history: History) -> int:
         """The estimate of ``history``, reusing the ladder's figure for its input."""
@@ -39,8 +46,19 @@ class RungContext:
             return self.tokens
         return self.count(history)
 
+    def message_costs(self, history: History) -> tuple[int, ...]:
+        """Per-message estimates of ``history`` (sum + system = :attr:`count`)."""
+        if self.costs is not None:
+            return self.costs(history)
+        return tuple(self.count_message(m) for m in history.messages)
+
     def is_pinned(self, m: Message) -> bool:
         return id(m) in self.pinned or bool(glyphfold_meta(m).get("pin"))
+
+    def need(self, history: History) -> int:
+        """Tokens this rung should take off (at least the minimum saving), 0 if it fits."""
+        over = self.tokens_of(history) - self.target_tokens
+        return max(over, self.min_saving_tokens) if over > 0 else 0
 
 
 @dataclass(frozen=True)
@@ -58,12 +76,3 @@ class Rung(Protocol):
     model_free: bool
 
     def apply(self, history: History, ctx: RungContext) -> RungOutcome: ...
-
-
-def glyphfold_meta(m: Message) -> Mapping[str, Any]:
-    """The message's glyphfold metadata: canonical ``meta`` first, then the wire key."""
-    meta = m.meta.get(X_KEY) if m.meta else None
-    if isinstance(meta, Mapping):
-        return meta
-    raw = m.raw.get(X_KEY) if m.raw is not None else None
-    return raw if isinstance(raw, Mapping) else {}

@@ -1,18 +1,51 @@
-"""Elision rung: old tool results with no notable event become a one-line stub (SPEC §5).
+"""Elision rung: clear what agents fill the window with, in the middle (SPEC §5, §5.5).
 
-The call stays (so pairing stays valid and the model sees what it asked for);
-its result becomes ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``. Images
-inside a result are left to the image-stripping rung. The rules for what is
-notable live in :mod:`glyphfold.compaction.ladder.rungs.notable`.
+Outside the head and the tail, in any turn, oldest first and only as much as the
+target needs (SPEC §5.6):
+
+- a tool result with no notable event becomes a one-line stub,
+  ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``; the call stays, so pairing
+  stays valid and the model sees what it asked for;
+- the long argument values of a tool call (a ``write_file`` body, a patch) become
+  stubs the same way, ``[elided: write_file.content, 12,345 chars, sha1 3f2a9c]``;
+  the call stays valid: OpenAI ``arguments`` stays a JSON string, Anthropic
+  ``input`` an object, short values (a path) stay;
+- the thinking blocks of earlier turns are cleared (the provider does not count
+  them; the current tool cycle's thinking and signatures are never touched).
+
+A rung that cannot save ``min_saving_tokens`` does not act: a small compaction
+still breaks the provider's prompt cache. Images are left to the image rung; the
+rules for what is notable live in :mod:`glyphfold.compaction.ladder.rungs.notable`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
-from glyphfold.compaction.history.messages import History, Image, Text, ToolCall, ToolResult
+from glyphfold.compaction.history.markers import is_marker
+from glyphfold.compaction.history.messages import (
+    History,
+    Image,
+    Message,
+    Text,
+    ToolCall,
+    ToolResult,
+)
+from glyphfold.compaction.history.provider_blocks import is_thinking_block, thinking_chars
+from glyphfold.compaction.history.steps import Regions
 from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
 from glyphfold.compaction.ladder.rungs.base import RungContext, RungOutcome
+from glyphfold.compaction.ladder.rungs.common import (
+    kept_steps,
+    regions,
+    result_text,
+    stub_arguments,
+    tool_names,
+)
 from glyphfold.compaction.ladder.rungs.notable import (
     ElideConfig,
     elision_stub,
@@ -20,23 +53,26 @@ from glyphfold.compaction.ladder.rungs.notable import (
     notable_reason,
 )
 
-
-def tool_names(history: History) -> dict[str, str]:
-    """Map each tool call id to its tool name."""
-    out: dict[str, str] = {}
-    for m in history.messages:
-        for b in m.blocks:
-            if isinstance(b, ToolCall):
-                out[b.id] = b.name
-    return out
+__all__ = ["Elide", "ElideConfig", "result_text", "tool_names"]
 
 
-def result_text(tr: ToolResult) -> str:
-    return "\n".join(c.text for c in tr.content if isinstance(c, Text))
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """One message the rung would rewrite, and what it saves."""
+
+    index: int
+    message: Message
+    rows: tuple[Removed, ...]
+    saving: int
+
+
+def _arg_chars(c: ToolCall) -> int:
+    a = c.arguments
+    return len(a) if isinstance(a, str) else len(json.dumps(a, default=str))
 
 
 class Elide:
-    """Replace old, unremarkable tool results with stubs."""
+    """Stub old, unremarkable tool results and long arguments; clear old thinking."""
 
     name = "elide"
     model_free = True
@@ -45,63 +81,154 @@ class Elide:
         self.config = config or ElideConfig()
 
     def apply(self, history: History, ctx: RungContext) -> RungOutcome:
-        cfg = self.config
+        need = ctx.need(history)
+        shake = ctx.target_tokens <= 0  # /shake: clear everything the rules allow
+        if need <= 0 and not shake:
+            return RungOutcome(history, None)
+        messages = list(history.messages)
+        removed: list[Removed] = []
+        before = ctx.tokens_of(history)
+        saved = 0
+        out = history
+        for c in self._changes(history, regions(history, ctx), ctx):  # oldest first
+            messages[c.index] = c.message
+            removed.extend(c.rows)
+            saved += c.saving
+            if shake or saved < need:
+                continue
+            out = history.replace_messages(messages)
+            if ctx.count(out) <= before - need:
+                break  # no further than the target needs
+            saved = before - ctx.count(out)  # the per-message estimates were short: go on
+        if not removed or (not shake and saved < ctx.min_saving_tokens):
+            return RungOutcome(history, None)  # a small saving is not worth the cache
+        if out.messages != tuple(messages):
+            out = history.replace_messages(messages)
+        entry = LedgerEntry(self.name, before, ctx.count(out), tuple(removed))
+        return RungOutcome(out, entry)
+
+    def _changes(self, history: History, reg: Regions, ctx: RungContext) -> Iterator[_Change]:
+        """The messages the rung may rewrite, oldest first (computed as they are asked for)."""
+        msgs = history.messages
         names = tool_names(history)
+        ranks = self._result_ranks(history)
+        kept = kept_steps(history, reg, ctx)
+        skip = {i for s in reg.middle_steps if s.start in kept for i in s.indices}
+        earlier = reg.newest_user if reg.newest_user is not None else 0
+        costs = ctx.message_costs(history)
+        for i in reg.middle:
+            m = msgs[i]
+            if i in skip or is_marker(m) or ctx.is_pinned(m):
+                continue
+            change = self._rewrite(
+                i, m, names, ranks, clear_thinking=i < earlier, cost=costs[i], ctx=ctx
+            )
+            if change is not None:
+                yield change
+
+    @staticmethod
+    def _result_ranks(history: History) -> dict[tuple[int, int], int]:
+        """(message, block) -> rank from the newest tool result of the history (0 = newest)."""
         located = [
             (i, j)
             for i, m in enumerate(history.messages)
             for j, b in enumerate(m.blocks)
             if isinstance(b, ToolResult)
         ]
-        total = len(located)
-        new_blocks: dict[int, list] = {}
-        for rank_from_oldest, (i, j) in enumerate(located):
-            m = history.messages[i]
-            tr = m.blocks[j]
-            assert isinstance(tr, ToolResult)
-            text = result_text(tr)
-            if not text or is_stub(text):
-                continue
-            name = names.get(tr.call_id)
-            why = notable_reason(
-                text,
-                tool_name=name,
-                is_error=tr.is_error,
-                newest_rank=total - 1 - rank_from_oldest,
-                pinned=ctx.is_pinned(m),
-                config=cfg,
-            )
-            if why is not None:
-                continue
-            stub = elision_stub(text, tool_name=name, hex_digits=cfg.digest_hex)
-            images = tuple(c for c in tr.content if isinstance(c, Image))
-            content = (Text(stub), *images)
-            blocks = new_blocks.setdefault(i, list(m.blocks))
-            blocks[j] = dataclasses.replace(tr, content=content)
-        if not new_blocks:
-            return RungOutcome(history, None)
-        messages = list(history.messages)
-        removed: list[Removed] = []
-        for i, blocks in sorted(new_blocks.items()):
-            old = messages[i]
-            new = dataclasses.replace(old, blocks=tuple(blocks))
-            messages[i] = new
-            saved = ctx.count_message(old) - ctx.count_message(new)
-            for b_old, b_new in zip(old.blocks, new.blocks, strict=True):
-                if b_old is not b_new and isinstance(b_old, ToolResult):
-                    assert isinstance(b_new, ToolResult)
-                    removed.append(
+        n = len(located)
+        return {loc: n - 1 - r for r, loc in enumerate(located)}
+
+    def _rewrite(
+        self,
+        i: int,
+        m: Message,
+        names: dict[str, str],
+        ranks: dict[tuple[int, int], int],
+        *,
+        clear_thinking: bool,
+        cost: int,
+        ctx: RungContext,
+    ) -> _Change | None:
+        cfg = self.config
+        blocks: list[Any] = []
+        rows: list[Removed] = []
+        for j, b in enumerate(m.blocks):
+            new: Any = b
+            if isinstance(b, ToolResult):
+                new = self._result(b, names.get(b.call_id), ranks[(i, j)])
+                if new is not b:
+                    rows.append(
                         Removed(
                             i,
                             "stub",
-                            len(result_text(b_old)),
-                            max(saved, 0),
-                            id=b_old.call_id,
-                            role=old.role,
-                            detail=result_text(b_new),
+                            len(result_text(b)),
+                            0,
+                            id=b.call_id,
+                            role=m.role,
+                            detail=result_text(new),
                         )
                     )
-                    saved = 0  # one message's saving is booked on its first result
-        out = history.replace_messages(messages)
-        entry = LedgerEntry(self.name, ctx.tokens_of(history), ctx.count(out), tuple(removed))
-        return RungOutcome(out, entry)
+            elif isinstance(b, ToolCall) and cfg.clear_arguments:
+                if b.name not in cfg.protected_tools:
+                    new = (
+                        stub_arguments(
+                            b, min_chars=cfg.short_result_chars, hex_digits=cfg.digest_hex
+                        )
+                        or b
+                    )
+                if new is not b:
+                    rows.append(
+                        Removed(
+                            i,
+                            "stub",
+                            _arg_chars(b),
+                            0,
+                            id=b.id,
+                            role=m.role,
+                            detail=f"arguments of {b.name} -> {new.arguments}",
+                        )
+                    )
+            elif clear_thinking and cfg.clear_thinking and is_thinking_block(b):
+                new = None
+            if new is not None:
+                blocks.append(new)
+        if clear_thinking and cfg.clear_thinking and len(blocks) < len(m.blocks):
+            chars = thinking_chars(m)
+            rows.append(
+                Removed(
+                    i,
+                    "cleared",
+                    chars,
+                    0,
+                    role=m.role,
+                    detail="thinking of an earlier turn (not sent by the provider)",
+                )
+            )
+            if not blocks:
+                blocks.append(Text("[thinking cleared]"))
+        if not rows:
+            return None
+        new_m = dataclasses.replace(m, blocks=tuple(blocks))
+        # the estimate never counted earlier turns' thinking: clearing it saves no token
+        saving = max(0, cost - ctx.count_message(new_m))
+        rows[0] = dataclasses.replace(rows[0], tokens=saving)  # the saving, booked once
+        return _Change(i, new_m, tuple(rows), saving)
+
+    def _result(self, tr: ToolResult, name: str | None, rank: int) -> ToolResult:
+        cfg = self.config
+        text = result_text(tr)
+        if not text or is_stub(text):
+            return tr
+        why = notable_reason(
+            text,
+            tool_name=name,
+            is_error=tr.is_error,
+            newest_rank=rank,
+            pinned=False,
+            config=cfg,
+        )
+        if why is not None:
+            return tr
+        stub = elision_stub(text, tool_name=name, hex_digits=cfg.digest_hex)
+        images = tuple(c for c in tr.content if isinstance(c, Image))
+        return dataclasses.replace(tr, content=(Text(stub), *images))

@@ -1,4 +1,4 @@
-"""Notable-event detection and stubs for the elision rung (SPEC §5, issue 5).
+"""Notable-event detection and stubs for the elision rung (SPEC §5).
 
 Pure functions on plain values (text, flags, names) so the rules are testable
 without a history. A tool result is *notable* — kept verbatim — when dropping
@@ -52,6 +52,11 @@ class ElideConfig:
     # codes, tracebacks, test summaries); the middle of a long result is file content
     scan_head_chars: int = 2000
     scan_tail_chars: int = 6000
+    # a write_file body or a patch is read once, like a result; values up to
+    # short_result_chars (a path, a flag) stay, so the call still says what it did
+    clear_arguments: bool = True
+    # the provider strips earlier turns' thinking; clearing it keeps the stored history small
+    clear_thinking: bool = True
 
     def __post_init__(self) -> None:
         if self.keep_newest_results < 0:
