@@ -2,7 +2,7 @@
 
 The main job on built-in defaults: a ~300k-token agent session (generated
 deterministically by :mod:`glyphfold.samples.demo_session`) compacted to a
-60k budget with the Anthropic profile. Writes ``input.json``,
+15k budget with the Anthropic profile. Writes ``input.json``,
 ``compacted.json``, ``pages/page-0001.png``..., ``report.json`` and
 ``index.html`` (before/after tokens, the ledger, the pages) into ``--out``.
 """
@@ -13,16 +13,16 @@ import argparse
 
 from glyphfold.commands._args import positive_int
 
-HELP = "compact the built-in ~300k-token demo session to 60k tokens; write pages + index.html"
+HELP = "compact the built-in ~300k-token demo session to 15k tokens; write pages + index.html"
 DESCRIPTION = """\
 The main job on built-in defaults: a built-in ~300k-token coding-agent session
-compacted to a 60,000-token budget with the Anthropic profile. Writes
+compacted to a 15,000-token budget with the Anthropic profile. Writes
 input.json, compacted.json, report.json, pages/page-0001.png... and index.html
 (open it in a browser) into --out. Reference: docs/cli.md#demo."""
 EPILOG = """\
 exit codes: 0 written and within the budget; 1 the session cannot fit --budget
 (nothing is written); 2 bad usage or an output folder that cannot be written"""
-DEMO_BUDGET = 60_000
+DEMO_BUDGET = 15_000
 DEMO_PROFILE = "anthropic"
 
 
