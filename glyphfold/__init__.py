@@ -35,6 +35,15 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
         effective_context_budget,
     )
     from glyphfold.compaction.history.convert import convert_history
+    from glyphfold.compaction.history.counters import (
+        AnthropicRequestCounter,
+        BedrockRequestCounter,
+        EstimateRequestCounter,
+        GeminiRequestCounter,
+        OpenAIRequestCounter,
+        RequestCounter,
+        calibrated_budget,
+    )
     from glyphfold.compaction.history.events import (
         CheckpointDropped,
         EventBus,
@@ -47,7 +56,13 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     )
     from glyphfold.compaction.history.evict import EvictingHistory
     from glyphfold.compaction.history.loop import LoopGuard
-    from glyphfold.compaction.history.messages import History, to_canonical, to_wire
+    from glyphfold.compaction.history.messages import (
+        FORMATS,
+        History,
+        detect_format,
+        to_canonical,
+        to_wire,
+    )
     from glyphfold.compaction.history.overflow import is_context_overflow_error
     from glyphfold.compaction.history.request import prepare_request
     from glyphfold.compaction.history.tokens import (
@@ -66,6 +81,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     )
     from glyphfold.compaction.history.turns import bound_tool_result, segment_turns, sweep_orphans
     from glyphfold.compaction.history.validate import validate_history
+    from glyphfold.compaction.ladder.aio import acompact, arecover, ashake
     from glyphfold.compaction.ladder.api import compact, recover, shake
     from glyphfold.compaction.ladder.provider import provider_messages
     from glyphfold.compaction.ladder.registry import LadderConfig
@@ -135,6 +151,18 @@ _LAZY: dict[str, str] = {
     "SnapshotConfig": "glyphfold.compaction.ladder.rungs.snapshot",
     "SummaryConfig": "glyphfold.compaction.ladder.rungs.summary",
     "provider_messages": "glyphfold.compaction.ladder.provider",
+    "acompact": "glyphfold.compaction.ladder.aio",
+    "arecover": "glyphfold.compaction.ladder.aio",
+    "ashake": "glyphfold.compaction.ladder.aio",
+    "RequestCounter": "glyphfold.compaction.history.counters",
+    "EstimateRequestCounter": "glyphfold.compaction.history.counters",
+    "AnthropicRequestCounter": "glyphfold.compaction.history.counters",
+    "OpenAIRequestCounter": "glyphfold.compaction.history.counters",
+    "GeminiRequestCounter": "glyphfold.compaction.history.counters",
+    "BedrockRequestCounter": "glyphfold.compaction.history.counters",
+    "calibrated_budget": "glyphfold.compaction.history.counters",
+    "detect_format": "glyphfold.compaction.history.messages",
+    "FORMATS": "glyphfold.compaction.history.messages",
     # named glyph shapes and the bundled pixel fonts
     "Shape": "glyphfold.render.shapes",
     "get_shape": "glyphfold.render.shapes",
@@ -145,6 +173,9 @@ _LAZY: dict[str, str] = {
 
 # a literal list: type checkers read it to know what the package exports
 __all__ = [
+    "FORMATS",
+    "AnthropicRequestCounter",
+    "BedrockRequestCounter",
     "BpeCounter",
     "BudgetConfig",
     "CheckpointDropped",
@@ -154,9 +185,11 @@ __all__ = [
     "CorruptStoreError",
     "ElideConfig",
     "EncodeError",
+    "EstimateRequestCounter",
     "EventBus",
     "EvictingHistory",
     "FontNotFoundError",
+    "GeminiRequestCounter",
     "GlyphfoldError",
     "HeuristicCounter",
     "History",
@@ -169,10 +202,12 @@ __all__ = [
     "LoopGuard",
     "MessagesEvicted",
     "NotFoundError",
+    "OpenAIRequestCounter",
     "OrphansSwept",
     "OverflowRecovery",
     "Profile",
     "RenderResult",
+    "RequestCounter",
     "Shape",
     "SnapshotConfig",
     "StoreError",
@@ -186,11 +221,16 @@ __all__ = [
     "UnknownProfileError",
     "UnknownShapeError",
     "__version__",
+    "acompact",
+    "arecover",
+    "ashake",
     "bound_tool_result",
     "bundled_fonts",
+    "calibrated_budget",
     "check_fits",
     "compact",
     "convert_history",
+    "detect_format",
     "effective_context_budget",
     "estimate_history_tokens",
     "get_profile",

@@ -1,4 +1,11 @@
-"""Convert a history between the OpenAI and Anthropic wire formats.
+"""Convert a history between wire formats.
+
+The targets group by how tool results travel: OpenAI Chat Completions and Responses
+(tool messages / function_call_output items right after the call) are built as the
+OpenAI rules below say, Anthropic, Gemini and Bedrock (results in the next user
+message, strict alternation) as the Anthropic rules say; the target's serialiser
+writes its own shapes. Calls answered inside their own message (MCP and server
+tools) have no counterpart elsewhere and are dropped with their results.
 
 Text, images, tool calls and tool results survive; the result passes the
 target provider's rules (validate_history). What has no counterpart is dropped,
@@ -27,8 +34,10 @@ from typing import Any
 
 from glyphfold.compaction.history.messages import (
     ANTHROPIC,
+    BEDROCK,
     FORMATS,
     OPENAI,
+    TOOL_MESSAGE_FORMATS,
     Block,
     FrozenMapping,
     History,
@@ -65,12 +74,18 @@ def _args_json(arguments: Any) -> str:
 
 
 def _keep(blocks: tuple[Block, ...], kinds: tuple[type, ...]) -> tuple[list[Block], int]:
-    kept = [b for b in blocks if isinstance(b, kinds)]
+    # a call answered inside its own message (MCP, server tools) has no counterpart
+    inline = {b.call_id for b in blocks if isinstance(b, ToolResult)} if ToolCall in kinds else ()
+    kept = [
+        b
+        for b in blocks
+        if isinstance(b, kinds) and not (isinstance(b, ToolCall) and b.id in inline)
+    ]
     return kept, len(blocks) - len(kept)
 
 
 def _to_anthropic(h: History) -> History:
-    system_texts: list[str] = []
+    system_texts: list[str] = [h.system_text] if h.system_text else []
     out: list[list[Any]] = []  # [role, blocks]
     dropped = 0
     started = False
@@ -200,5 +215,17 @@ def convert_history(history: Any, *, to: str) -> Any:
     h, _ = coerce(history)
     if h.format == to:
         return history
-    result = _to_anthropic(h) if to == ANTHROPIC else _to_openai(h)
+    result = _to_openai(h) if to in TOOL_MESSAGE_FORMATS else _to_anthropic(h)
+    if {h.format, to} - {OPENAI, ANTHROPIC}:
+        # request keys of one family mean nothing (or another format) in the other
+        extra = {k: v for k, v in h.extra.items() if k == "model"}
+        result = History(
+            result.format, result.messages, result.system, result.envelope, extra, result.meta
+        )
+    if to != result.format:
+        system = result.system
+        if to == BEDROCK and isinstance(system, str):
+            system = [{"text": system}]
+        envelope = "dict" if system is not None or result.envelope == "dict" else "list"
+        result = History(to, result.messages, system, envelope, result.extra, result.meta)
     return result if isinstance(history, History) else to_wire(result)

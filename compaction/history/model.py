@@ -22,10 +22,14 @@ from glyphfold.compaction.history.images import b64_image_size
 
 __all__ = [
     "ANTHROPIC",
+    "BEDROCK",
     "BLOCK_TYPES",
     "EMPTY",
     "FORMATS",
+    "GEMINI",
     "OPENAI",
+    "RESPONSES",
+    "TOOL_MESSAGE_FORMATS",
     "Block",
     "Format",
     "FrozenMapping",
@@ -46,10 +50,16 @@ __all__ = [
 ]
 
 # The wire-format names: the one place they are spelled (wire/ maps each to its module).
-OPENAI = "openai"
-ANTHROPIC = "anthropic"
-FORMATS: tuple[str, ...] = (OPENAI, ANTHROPIC)
-Format: TypeAlias = Literal["openai", "anthropic"]
+OPENAI = "openai"  # Chat Completions messages
+ANTHROPIC = "anthropic"  # Messages API
+RESPONSES = "responses"  # OpenAI Responses API input items
+GEMINI = "gemini"  # google-genai contents/parts
+BEDROCK = "bedrock"  # Bedrock Converse messages
+FORMATS: tuple[str, ...] = (OPENAI, ANTHROPIC, RESPONSES, GEMINI, BEDROCK)
+Format: TypeAlias = Literal["openai", "anthropic", "responses", "gemini", "bedrock"]
+# Formats whose tool results are canonical ``tool`` messages right after the calling
+# assistant message (the others answer calls in the next user message).
+TOOL_MESSAGE_FORMATS: frozenset[str] = frozenset({OPENAI, RESPONSES})
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
@@ -80,8 +90,6 @@ class FrozenMapping(Mapping[str, Any]):
     def __repr__(self) -> str:
         return f"{{{', '.join(f'{k!r}: {v!r}' for k, v in self._d.items())}}}"
 
-
-EMPTY: Mapping[str, Any] = FrozenMapping()
 
 EMPTY: Mapping[str, Any] = FrozenMapping()
 
@@ -298,8 +306,8 @@ class History:
         if self.envelope not in ("list", "dict"):
             msg = f"History envelope must be 'list' or 'dict', got {self.envelope!r}"
             raise ValueError(msg)
-        if self.envelope == "list" and self.format == ANTHROPIC and self.system is not None:
-            msg = "an Anthropic history with a system prompt needs envelope='dict'"
+        if self.envelope == "list" and self.format != OPENAI and self.system is not None:
+            msg = f"a {self.format} history with a system prompt needs envelope='dict'"
             raise ValueError(msg)
         if not isinstance(self.messages, tuple):
             object.__setattr__(self, "messages", tuple(self.messages))
@@ -310,13 +318,36 @@ class History:
 
     @property
     def system_text(self) -> str:
-        """The Anthropic top-level system prompt as text ("" when absent or OpenAI)."""
-        s = self.system
-        if s is None:
-            return ""
-        if isinstance(s, str):
-            return s
-        return "\n".join(b.get("text", "") for b in s if isinstance(b, Mapping))
+        """The top-level system prompt as text ("" when absent or OpenAI).
+
+        Anthropic ``system`` (a string or text blocks), Responses ``instructions``,
+        Gemini ``system_instruction`` (a string, a Content dict or parts) and Bedrock
+        ``system`` (a list of ``{"text": ...}`` blocks).
+        """
+        return _system_text(self.system)
 
     def __len__(self) -> int:
         return len(self.messages)
+
+
+def _system_text(s: Any) -> str:
+    if s is None:
+        return ""
+    if isinstance(s, str):
+        return s
+    if isinstance(s, Mapping):
+        if "parts" in s:  # a Gemini Content dict
+            return _system_text(s["parts"])
+        if "content" in s:  # a Responses message item
+            return _system_text(s["content"])
+        t = s.get("text")
+        return t if isinstance(t, str) else ""
+    if isinstance(s, list | tuple):
+        # markers (a Bedrock cachePoint block) carry no text and add no line
+        return "\n".join(
+            _system_text(b)
+            for b in s
+            if isinstance(b, str)
+            or (isinstance(b, Mapping) and ("text" in b or "parts" in b or "content" in b))
+        )
+    return ""

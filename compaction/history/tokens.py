@@ -56,6 +56,7 @@ from glyphfold.compaction.history.provider_blocks import (
     without_thinking,
 )
 from glyphfold.compaction.history.turns import TOOL_RESULTS_PREFIX, Segmentation, segment_turns
+from glyphfold.compaction.history.wire import unpriced_keys_of
 from glyphfold.render.profiles import get_profile
 
 from glyphfold.errors import InputError, TokenizerUnavailableError
@@ -382,6 +383,9 @@ def unpriced_keys(message: Message) -> list[str]:
     whole elsewhere; these are the extra keys of the message and of its known
     blocks. Empty (and cheap to find out) for the usual message.
     """
+    own = unpriced_keys_of(message)  # Responses, Gemini, Bedrock: their own key sets
+    if own is not None:
+        return own(message)
     out: list[str] = []
     _add_unpriced(out, message.raw, _MESSAGE_KEYS)
     for b in message.blocks:

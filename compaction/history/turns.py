@@ -28,7 +28,7 @@ from glyphfold.compaction.history.markers import (
     is_marker,
 )
 from glyphfold.compaction.history.messages import (
-    OPENAI,
+    TOOL_MESSAGE_FORMATS,
     History,
     Message,
     Text,
@@ -139,7 +139,7 @@ def _pair(h: History) -> Pairing:
     orphan_calls: list[tuple[int, str]] = []
     pending: dict[str, int] = {}  # open calls of the last assistant message
     window_end = -1  # last index at which results for `pending` are accepted
-    openai = h.format == OPENAI
+    openai = h.format in TOOL_MESSAGE_FORMATS
 
     def close() -> None:
         for cid, idx in pending.items():
@@ -156,10 +156,11 @@ def _pair(h: History) -> Pairing:
             in_window = i == window_end and m.role == "user"
         if not in_window and pending:
             close()
+        here: set[str] = set()  # this message's calls (MCP/server tools answer inline)
         for b in m.blocks:
             if isinstance(b, ToolResult):
                 cid = b.call_id
-                if in_window and cid in pending and cid not in results:
+                if cid not in results and (cid in here or (in_window and cid in pending)):
                     results[cid] = i
                 else:
                     orphan_results.append((i, cid))
@@ -169,6 +170,7 @@ def _pair(h: History) -> Pairing:
                     continue
                 calls[b.id] = i
                 pending[b.id] = i
+                here.add(b.id)
         if m.role == "assistant" and pending:
             window_end = i if openai else i + 1
         elif not openai and in_window:
@@ -217,7 +219,7 @@ def repair_orphans(history: Any, *, mode: str = "remove") -> SweepResult:
         return SweepResult(restore(h), None)
     bad_results = set(p.orphan_results)
     bad_calls = set(p.orphan_calls)
-    openai = h.format == OPENAI
+    openai = h.format in TOOL_MESSAGE_FORMATS
     out: list[Message] = []
     out_src: list[int] = []  # original index of each message in `out`
     synth_after: dict[int, list[str]] = {}  # original index -> call ids to answer
@@ -266,7 +268,7 @@ def _insert_synthetic(
         if ids is None:
             continue
         synthetic = tuple(ToolResult(cid, (Text(_MISSING_RESULT),), True) for cid in ids)
-        if fmt == OPENAI:
+        if fmt in TOOL_MESSAGE_FORMATS:
             while i < len(out) and out[i].role == "tool":
                 result.append(out[i])
                 i += 1

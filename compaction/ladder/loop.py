@@ -26,6 +26,7 @@ from glyphfold.compaction.history.tokens import (
     estimate_message_tokens,
     token_costs,
 )
+from glyphfold.compaction.ladder.cache import place_cache_breakpoint
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.compaction.ladder.rungs.base import Rung, RungContext
@@ -314,6 +315,10 @@ def run_ladder(
         if state.tokens <= run.target:
             break
         _step(run, state, rung, _context(run, state, price, pinned, tail), price)
+    if state.pages:  # one prompt-cache breakpoint on the snapshot (priced in a dry run too)
+        state.history, state.tokens = place_cache_breakpoint(
+            state.history, state.tokens, run.target, price.count
+        )
     if run.raise_if_over and not run.dry_run and state.tokens > run.target:
         raise _overflow(run, state, h, price)
     final = h if run.dry_run else state.history  # a dry run changes nothing

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from glyphfold.compaction.history.messages import History, Message
+from glyphfold.compaction.history.wire import messages_key
 from glyphfold.compaction.ladder.rungs.base import X_KEY
 
 from glyphfold.errors import InputError
@@ -25,8 +26,9 @@ def provider_messages(history: Any) -> Any:
         return history.replace_messages([_strip_message(m) for m in history.messages])
     wire = history
     if isinstance(wire, Mapping):
+        key = messages_key(wire) or "messages"  # messages, input (Responses), contents (Gemini)
         out = {k: v for k, v in wire.items() if k != X_KEY}
-        out["messages"] = [_strip_dict(m) for m in wire["messages"]]
+        out[key] = [_strip_dict(m) for m in wire[key]]
         return out
     if isinstance(wire, list):
         return [_strip_dict(m) for m in wire]

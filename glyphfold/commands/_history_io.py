@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import sys
 from collections.abc import Callable
@@ -106,9 +107,17 @@ def read_history(spec: str) -> Any:
     return history
 
 
+def _json_bytes(value: Any) -> str:
+    """Bytes (Bedrock and Gemini image data) as base64 text, their JSON form."""
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    msg = f"{type(value).__name__} is not JSON serialisable"
+    raise TypeError(msg)
+
+
 def json_text(data: Any) -> str:
     """A history or report as the commands write it (indented, valid UTF-8 JSON)."""
-    return dumps(data, indent=1) + "\n"
+    return dumps(data, indent=1, default=_json_bytes) + "\n"
 
 
 def write_json(data: Any, target: Path | None) -> None:

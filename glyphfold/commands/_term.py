@@ -58,9 +58,10 @@ def note(text: Any) -> None:
     say(text, stream=sys.stderr)
 
 
-def dumps(data: Any, *, indent: int | None = None) -> str:
+def dumps(data: Any, *, indent: int | None = None, default: Any = None) -> str:
     """JSON text with no raw control, bidi or surrogate character (valid JSON, same data)."""
-    return json.dumps(data, ensure_ascii=False, indent=indent).translate(_JSON)
+    text = json.dumps(data, ensure_ascii=False, indent=indent, default=default)
+    return text.translate(_JSON)
 
 
 def print_json(data: Any) -> None:

@@ -38,7 +38,7 @@ def test_validate_bad_input_exits_2(tmp_path, capsys):
     assert "not valid JSON" in capsys.readouterr().err
     assert main(["validate", str(tmp_path / "missing.json")]) == 2
     mixed = [
-        {"role": "system", "content": "s"},
+        {"role": "tool", "tool_call_id": "x", "content": "r"},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x"}]},
     ]
     assert main(["validate", _write(tmp_path, "mixed.json", mixed)]) == 2

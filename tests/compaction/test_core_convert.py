@@ -135,5 +135,5 @@ def test_anthropic_to_openai_wire():
     assert convert_history(to_canonical(wire), to="openai").meta["dropped_blocks"] == 1
     assert convert_history(wire, to="anthropic") is wire
     with pytest.raises(InputError, match="to must be"):
-        convert_history(wire, to="gemini")
+        convert_history(wire, to="cohere")
     assert wire == before

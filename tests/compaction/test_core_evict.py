@@ -143,7 +143,7 @@ def test_bad_input():
     with pytest.raises(InputError, match="max_safe_tokens"):
         EvictingHistory(max_safe_tokens=-1)
     with pytest.raises(InputError, match="format"):
-        EvictingHistory(format="gemini")
+        EvictingHistory(format="cohere")
     h.append(
         {
             "role": "user",

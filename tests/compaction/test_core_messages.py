@@ -155,11 +155,11 @@ def test_coerce_returns_same_kind():
         ([{"role": "wizard", "content": "a"}], 0, "unknown OpenAI role"),
         ([{"role": "user", "content": 5}], 0, "string or a list"),
         ([{"role": "tool", "content": "x"}], 0, "tool_call_id"),
-        ([{"role": "user", "content": [{"text": "no type"}]}], 0, "'type'"),
+        ([{"role": "user", "content": [{"words": "no type"}]}], 0, "'type'"),
         ([{"role": "user", "content": "a", "tool_calls": []}], 0, "only assistant"),
         (
             [
-                {"role": "system", "content": "s"},
+                {"role": "tool", "tool_call_id": "x", "content": "r"},
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x"}]},
             ],
             1,
@@ -171,7 +171,7 @@ def test_coerce_returns_same_kind():
             "tool_use block needs",
         ),
         (
-            {"system": "s", "messages": [{"role": "system", "content": "x"}]},
+            {"system": "s", "messages": [{"role": "tool", "tool_call_id": "x", "content": "r"}]},
             0,
             "mixed history",
         ),
@@ -203,7 +203,7 @@ def test_not_a_history():
     with pytest.raises(HistoryFormatError, match="'messages' key"):
         to_canonical({"system": "x"})
     with pytest.raises(HistoryFormatError, match="format must be"):
-        to_canonical([], format="gemini")
+        to_canonical([], format="cohere")
 
 
 def test_explicit_format_overrides_detection():
@@ -299,7 +299,7 @@ def test_model_validation():
     with pytest.raises(ValueError, match="exactly one of"):
         Image("image/png")
     with pytest.raises(ValueError, match="format must be"):
-        History("gemini")
+        History("cohere")
     with pytest.raises(ValueError, match="envelope"):
         History("anthropic", system="s")
 

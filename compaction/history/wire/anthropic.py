@@ -3,11 +3,22 @@
 A list of user/assistant messages, or the envelope ``{"system": ..., "messages": [...]}``
 (other top-level keys carried through). Content a string or a list of blocks
 (``text``, ``image``, ``tool_use``, ``tool_result``; every other block type — thinking,
-documents, server tools — carried as Unknown).
+documents, redacted thinking — carried as Unknown). A ``system`` entry inside
+``messages`` (some SDKs type one) is accepted as a canonical system message.
+
+MCP and server-tool blocks are tool calls and results too, answered inside the
+assistant message that makes them: ``mcp_tool_use``/``server_tool_use`` parse to
+ToolCall, ``mcp_tool_result`` and every ``*_tool_result`` of a server tool
+(web search, web fetch, code execution...) to ToolResult (their readable text as
+Text, encrypted payloads as Unknown, the block as raw), so elision and image
+stripping treat them like any tool result. An unchanged server result serialises
+byte for byte; an elided one becomes a text block (its call too), since a server
+result block only takes the provider's own result shapes.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,7 +49,10 @@ __all__ = [
     "signals",
 ]
 
-ROLES = {"user": "user", "assistant": "assistant"}
+ROLES = {"user": "user", "assistant": "assistant", "system": "system"}
+# tool calls that the assistant message answers itself (results in the same message)
+INLINE_CALL_TYPES = frozenset({"mcp_tool_use", "server_tool_use"})
+_ENCRYPTED_KEYS = ("encrypted_content", "encrypted_index", "encrypted_stdout")
 # block types only Anthropic uses (format detection)
 BLOCK_TYPES = frozenset(
     {
@@ -61,6 +75,74 @@ BLOCK_TYPES = frozenset(
 def signals(m: Mapping[str, Any]) -> bool:
     """True when a message's role or keys can only be Anthropic's (content blocks aside)."""
     return False  # Anthropic messages are told apart by their content blocks only
+
+
+def envelope_signal(history: Mapping[str, Any]) -> bool:
+    """A request body with a top-level ``system`` key (Bedrock's is tested first)."""
+    return "system" in history and "messages" in history
+
+
+def check_system(system: Any) -> str | None:
+    """The problem with a top-level ``system`` value, or None."""
+    if system is None or isinstance(system, str | list):
+        return None
+    return f"'system' must be a string or a list of text blocks, got {type(system).__name__}"
+
+
+def is_server_result(b: Mapping[str, Any]) -> bool:
+    """A block type that carries a tool result inside the assistant message."""
+    t = b.get("type")
+    return type(t) is str and t.endswith("_tool_result") and t != "tool_result"
+
+
+def _texts(x: Any, out: list[str], secret: list[Any], depth: int = 0) -> None:
+    """Collect readable strings of a server result; encrypted payloads go to ``secret``."""
+    if depth > 8:
+        return
+    if isinstance(x, str):
+        if x:
+            out.append(x)
+    elif isinstance(x, Mapping):
+        for k, v in x.items():
+            if k in _ENCRYPTED_KEYS:
+                secret.append(v)
+            elif k in ("type", "media_type", "tool_use_id", "file_id", "page_age", "citations"):
+                continue
+            elif k == "source" and isinstance(v, Mapping) and v.get("type") == "base64":
+                secret.append(v.get("data"))
+            else:
+                _texts(v, out, secret, depth + 1)
+    elif isinstance(x, list | tuple):
+        for v in x:
+            _texts(v, out, secret, depth + 1)
+    elif isinstance(x, int | float) and not isinstance(x, bool):
+        out.append(str(x))
+
+
+def parse_server_result(i: int, b: Mapping[str, Any]) -> ToolResult:
+    """A server tool's result block as a ToolResult (readable text + encrypted payload)."""
+    cid = b.get("tool_use_id")
+    if not isinstance(cid, str) or not cid:
+        raise fail(i, f"{b.get('type')} block needs a string 'tool_use_id'")
+    c = b.get("content")
+    if b.get("type") == "mcp_tool_result":
+        if c is None:
+            content: tuple[Block, ...] = ()
+        elif type(c) is str:
+            content = (make_text(c, None),) if c else ()
+        elif isinstance(c, list):
+            content = tuple([parse_block(i, x, nested=True) for x in c])
+        else:
+            raise fail(i, "mcp_tool_result content must be a string or a list of blocks")
+        return make_result(cid, content, bool(b.get("is_error", False)), b)
+    texts: list[str] = []
+    secret: list[Any] = []
+    _texts(c, texts, secret)
+    blocks: list[Block] = [make_text("\n".join(texts), None)] if texts else []
+    if secret:
+        blocks.append(Unknown({"encrypted": secret}))
+    error = isinstance(c, Mapping) and str(c.get("type", "")).endswith("_error")
+    return make_result(cid, tuple(blocks), error, b)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -109,13 +191,15 @@ def parse_block(i: int, b: Any, *, nested: bool = False) -> Block:
         return make_text(text, b)
     if t == "image":
         return _parse_image(i, b)
-    if t == "tool_use" and not nested:
+    if (t == "tool_use" or t in INLINE_CALL_TYPES) and not nested:
         cid, name = b.get("id"), b.get("name")
         if not isinstance(cid, str) or not cid or not isinstance(name, str):
-            raise fail(i, "tool_use block needs a string 'id' and 'name'")
+            raise fail(i, f"{t} block needs a string 'id' and 'name'")
         return make_call(cid, name, b.get("input"), b)
     if t == "tool_result" and not nested:
         return _parse_result(i, b)
+    if not nested and is_server_result(b):
+        return parse_server_result(i, b)
     return Unknown(b)
 
 
@@ -126,24 +210,27 @@ def parse_message(i: int, m: Any) -> Message:
     wire_role = m.get("role")
     role = ROLES.get(wire_role) if isinstance(wire_role, str) else None
     if role is None:
-        hint = (
-            " (put system prompts in the top-level 'system' key)" if wire_role == "system" else ""
-        )
-        raise fail(i, f"unknown Anthropic role {wire_role!r}; expected user or assistant{hint}")
+        raise fail(i, f"unknown Anthropic role {wire_role!r}; expected user or assistant")
     c = m.get("content")
     if type(c) is str:
         blocks: tuple[Block, ...] = (make_text(c, None),) if c else ()
     elif isinstance(c, list):
         blocks = tuple([parse_block(i, b) for b in c])
-        wrong = ToolResult if role == "assistant" else ToolCall
-        if any(type(b) is wrong for b in blocks):
-            where = "tool_use blocks belong in assistant" if wrong is ToolCall else (
-                "tool_result blocks belong in user"
-            )
-            raise fail(i, f"{where} messages")
+        if role == "assistant":
+            if any(type(b) is ToolResult and not is_server_result(b.raw or {}) for b in blocks):
+                raise fail(i, "tool_result blocks belong in user messages")
+        elif any(isinstance(b, ToolCall | ToolResult) and _inline(b) for b in blocks):
+            raise fail(i, "MCP and server tool blocks belong in assistant messages")
+        elif any(type(b) is ToolCall for b in blocks):
+            raise fail(i, "tool_use blocks belong in assistant messages")
     else:
         raise fail(i, f"content must be a string or a list of blocks, got {type(c).__name__}")
     return make_message(role, blocks, m)
+
+
+def _inline(b: ToolCall | ToolResult) -> bool:
+    raw = b.raw or {}
+    return raw.get("type") in INLINE_CALL_TYPES or is_server_result(raw)
 
 
 # --------------------------------------------------------------------------- serialising
@@ -167,9 +254,24 @@ def _image_block(b: Image) -> dict[str, Any]:
     return out
 
 
-def _result_block(b: ToolResult) -> dict[str, Any]:
+def _server_unchanged(b: ToolResult) -> bool:
+    return b.raw is not None and parse_server_result(0, b.raw).content == b.content
+
+
+def _server_result_block(b: ToolResult) -> dict[str, Any]:
+    assert b.raw is not None
+    if _server_unchanged(b):
+        return dict(b.raw)
+    if b.raw.get("type") == "mcp_tool_result":
+        return _result_block(b, "mcp_tool_result")
+    # an elided or stripped server result: its readable text is all that is left
+    texts = [c.text for c in b.content if isinstance(c, Text)]
+    return {"type": "text", "text": "\n".join(texts) or f"[{b.raw.get('type')} removed]"}
+
+
+def _result_block(b: ToolResult, kind: str = "tool_result") -> dict[str, Any]:
     out = dict(b.raw) if b.raw is not None else {}
-    out["type"] = "tool_result"
+    out["type"] = kind
     out["tool_use_id"] = b.call_id
     raw_c = b.raw.get("content") if b.raw is not None else None
     has_c = b.raw is not None and "content" in b.raw
@@ -205,7 +307,8 @@ def serialise_block(b: Block) -> Any:
         return _image_block(b)
     if isinstance(b, ToolCall):
         out = dict(b.raw) if b.raw is not None else {}
-        out["type"] = "tool_use"
+        if out.get("type") not in INLINE_CALL_TYPES:
+            out["type"] = "tool_use"
         out["id"] = b.id
         out["name"] = b.name
         if b.arguments is not None:
@@ -214,6 +317,8 @@ def serialise_block(b: Block) -> Any:
             out["input"] = {}
         return out
     if isinstance(b, ToolResult):
+        if b.raw is not None and is_server_result(b.raw):
+            return _server_result_block(b)
         return _result_block(b)
     if isinstance(b, Unknown):
         return b.raw
@@ -225,7 +330,9 @@ def serialise_message(m: Message) -> dict[str, Any]:
     """The Anthropic dict of a message (the very input dict when it is unchanged)."""
     if m._wire is not None:
         return m._wire
-    if m.role not in ("user", "assistant"):
+    if m.role not in ("user", "assistant") and not (
+        m.role == "system" and m.raw is not None and m.raw.get("role") == "system"
+    ):
         msg = (
             f"an Anthropic message must be user or assistant, got {m.role!r}; "
             "put system text in History.system"
@@ -245,5 +352,27 @@ def serialise_message(m: Message) -> dict[str, Any]:
     ):
         out["content"] = m.blocks[0].text
     else:
-        out["content"] = [serialise_block(b) for b in m.blocks]
+        out["content"] = _serialise_blocks(m.blocks)
+    return out
+
+
+def _serialise_blocks(blocks: tuple[Block, ...]) -> list[Any]:
+    # a server call whose result was elided goes to text with it (a server_tool_use
+    # block without its result block is refused)
+    gone = {
+        b.call_id
+        for b in blocks
+        if isinstance(b, ToolResult)
+        and b.raw is not None
+        and is_server_result(b.raw)
+        and b.raw.get("type") != "mcp_tool_result"
+        and not _server_unchanged(b)
+    }
+    out: list[Any] = []
+    for b in blocks:
+        if isinstance(b, ToolCall) and b.id in gone:
+            args = json.dumps(b.arguments, ensure_ascii=False, sort_keys=True, default=str)
+            out.append({"type": "text", "text": f"[{b.name} {args}]"})
+        else:
+            out.append(serialise_block(b))
     return out

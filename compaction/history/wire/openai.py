@@ -39,8 +39,10 @@ ROLES = {
     "tool": "tool",
 }
 # content part types only OpenAI uses (format detection)
-PART_TYPES = frozenset({"image_url", "input_audio", "file", "refusal", "input_text"})
-_SIGNAL_ROLES = frozenset({"system", "developer", "tool", "function"})
+PART_TYPES = frozenset({"image_url", "input_audio", "file", "refusal"})
+# system and developer messages are neutral: Responses input and an Anthropic history
+# whose messages hold a system entry use them too
+_SIGNAL_ROLES = frozenset({"tool", "function"})
 _SIGNAL_KEYS = ("tool_calls", "tool_call_id", "function_call")
 
 

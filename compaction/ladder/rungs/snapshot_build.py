@@ -248,7 +248,7 @@ def _image_raw(profile: Any, fmt: str) -> Any:
     Without it the API picks ``auto``, which may downscale a dense page until
     nothing can read it.
     """
-    if fmt != "openai" or getattr(profile, "provider", None) != "openai":
+    if fmt not in ("openai", "responses") or getattr(profile, "provider", None) != "openai":
         return None
     detail = "original" if getattr(profile, "name", "").endswith("original") else "high"
     return MappingProxyType({"type": "image_url", "image_url": {"detail": detail}})

@@ -189,7 +189,11 @@ class Planner:
     def _prefix_pages(self, run: tuple[int, ...], upto: int) -> tuple[int, int]:
         """Pages of the first ``upto`` units of ``run`` at level 0, from the full run's plan."""
         rt, plan = self._full(run)
-        end = rt.spans[run[upto - 1]][1]
+        # units without text (an acknowledgement) have no span: the last one that has
+        ends = [rt.spans[k][1] for k in run[:upto] if k in rt.spans]
+        if not ends:
+            return 0, 0
+        end = ends[-1]
         starts = plan.page_starts
         k = sum(1 for s in starts if s < end)
         if k == 0:

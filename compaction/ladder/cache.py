@@ -1,0 +1,177 @@
+"""Prompt-cache breakpoints: one on the snapshot message, at most four in a request.
+
+After a compaction that made snapshot pages, the request is: system, head, the
+snapshot (pages), then the tail. Everything up to the snapshot stays byte-identical
+until the next compaction (the pages are re-rendered only then, and rendering is
+deterministic), so a cache breakpoint at the end of the snapshot message lets the
+provider's prompt cache hold the whole prefix, pages included.
+
+Where each format puts a breakpoint:
+
+- Anthropic: ``cache_control: {"type": "ephemeral"}`` on the last block;
+- Bedrock Converse: a ``{"cachePoint": {"type": "default"}}`` block at the end;
+- OpenAI Chat Completions and Responses: only when the history already uses
+  explicit markers (``cache_control`` parts through an Anthropic-compatible
+  gateway, Responses ``prompt_cache_breakpoint``); otherwise their automatic
+  prefix caching needs no marker;
+- Gemini: none (its context caching is a separate API).
+
+Anthropic and Bedrock take at most four breakpoints per request (system, tools and
+messages together). When adding ours would pass that, the oldest breakpoints of the
+messages go first; those of the system prompt and the tools are never touched, and
+when they alone fill the four, no breakpoint is added. Markers on kept content are
+otherwise carried through untouched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+from glyphfold.compaction.history.markers import SNAPSHOT, marker_kind
+from glyphfold.compaction.history.messages import (
+    ANTHROPIC,
+    BEDROCK,
+    OPENAI,
+    RESPONSES,
+    Block,
+    History,
+    Image,
+    Message,
+    Text,
+    ToolResult,
+    Unknown,
+)
+from glyphfold.compaction.history.validate import MAX_CACHE_BREAKPOINTS, count_breakpoints
+
+__all__ = ["CACHE_KEYS", "place_cache_breakpoint"]
+
+CACHE_KEYS = {
+    ANTHROPIC: "cache_control",
+    OPENAI: "cache_control",
+    BEDROCK: "cachePoint",
+    RESPONSES: "prompt_cache_breakpoint",
+}
+# marker values, copied into the wire as plain dicts (boto3 takes dicts only)
+_EPHEMERAL = {"type": "ephemeral"}
+_EXPLICIT = {"mode": "explicit"}
+
+
+def _block_marked(b: Block, key: str) -> bool:
+    if isinstance(b, Unknown):
+        return isinstance(b.raw, Mapping) and key in b.raw
+    raw = getattr(b, "raw", None)
+    if raw is not None and key in raw:
+        return True
+    if isinstance(b, ToolResult):
+        return any(_block_marked(c, key) for c in b.content)
+    return False
+
+
+def _message_markers(m: Message, key: str) -> int:
+    return sum(1 for b in m.blocks if _block_marked(b, key))
+
+
+def _unmark(b: Block, key: str) -> Block | None:
+    """The block without its marker (None: the block IS the marker, a cachePoint)."""
+    if isinstance(b, Unknown):
+        if isinstance(b.raw, Mapping) and key in b.raw:
+            return (
+                None if len(b.raw) == 1 else Unknown({k: v for k, v in b.raw.items() if k != key})
+            )
+        return b
+    out = b
+    raw = getattr(b, "raw", None)
+    if raw is not None and key in raw:
+        out = dataclasses.replace(
+            b, raw=MappingProxyType({k: v for k, v in raw.items() if k != key})
+        )
+    if isinstance(out, ToolResult) and any(_block_marked(c, key) for c in out.content):
+        content = tuple(c for c in (_unmark(c, key) for c in out.content) if c is not None)
+        out = dataclasses.replace(out, content=content)
+    return out
+
+
+def _drop_oldest(msgs: list[Message], key: str, n: int, keep: int) -> None:
+    """Remove ``n`` breakpoints from the messages, oldest first, never from ``keep``."""
+    for i, m in enumerate(msgs):
+        if n <= 0:
+            return
+        if i == keep or not _message_markers(m, key):
+            continue
+        blocks: list[Block] = []
+        for b in m.blocks:
+            if n > 0 and _block_marked(b, key):
+                nb = _unmark(b, key)
+                n -= 1
+                if nb is not None:
+                    blocks.append(nb)
+            else:
+                blocks.append(b)
+        msgs[i] = dataclasses.replace(m, blocks=tuple(blocks))
+
+
+def _marked(m: Message, fmt: str) -> Message:
+    """The snapshot message with a breakpoint at its end."""
+    if fmt == BEDROCK:
+        point = Unknown({"cachePoint": {"type": "default"}})
+        return dataclasses.replace(m, blocks=(*m.blocks, point))
+    last = m.blocks[-1]
+    key = CACHE_KEYS[fmt]
+    value = _EXPLICIT if fmt == RESPONSES else _EPHEMERAL
+    if isinstance(last, Text):
+        kind = {"anthropic": "text", "openai": "text", "responses": "input_text"}[fmt]
+        raw = dict(last.raw) if last.raw is not None else {"type": kind}
+    elif isinstance(last, Image):
+        kind = {"anthropic": "image", "openai": "image_url", "responses": "input_image"}[fmt]
+        raw = dict(last.raw) if last.raw is not None else {"type": kind}
+        if fmt == OPENAI and "image_url" not in raw:
+            raw["image_url"] = {}
+    else:
+        return m
+    raw[key] = dict(value)
+    blocks = (*m.blocks[:-1], dataclasses.replace(last, raw=MappingProxyType(raw)))
+    return dataclasses.replace(m, blocks=blocks)
+
+
+def _uses_explicit_markers(h: History, key: str) -> bool:
+    return any(_message_markers(m, key) for m in h.messages) or bool(
+        count_breakpoints(h.system, key)
+    )
+
+
+def place_cache_breakpoint(
+    h: History, tokens: int, target: int, count: Callable[[History], int]
+) -> tuple[History, int]:
+    """(history, tokens) with one breakpoint on the newest snapshot message.
+
+    Unchanged when the history has no snapshot, the format takes no marker, the
+    system prompt and tools already hold four, or the marker would push the
+    estimate over ``target``.
+    """
+    key = CACHE_KEYS.get(h.format)
+    if key is None:
+        return h, tokens
+    if h.format in (OPENAI, RESPONSES) and not _uses_explicit_markers(h, key):
+        return h, tokens
+    snaps = [i for i, m in enumerate(h.messages) if marker_kind(m) == SNAPSHOT]
+    if not snaps or not h.messages[snaps[-1]].blocks:
+        return h, tokens
+    at = snaps[-1]
+    fixed = count_breakpoints(h.system, key) + count_breakpoints(dict(h.extra), key)
+    if fixed >= MAX_CACHE_BREAKPOINTS:
+        return h, tokens
+    msgs = list(h.messages)
+    if _message_markers(msgs[at], key):
+        return h, tokens  # already marked
+    in_messages = sum(_message_markers(m, key) for m in msgs)
+    over = fixed + in_messages + 1 - MAX_CACHE_BREAKPOINTS
+    if over > 0:
+        _drop_oldest(msgs, key, over, at)
+    msgs[at] = _marked(msgs[at], h.format)
+    out = h.replace_messages(msgs)
+    after = count(out)
+    if after > target >= tokens:
+        return h, tokens
+    return out, after

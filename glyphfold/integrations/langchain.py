@@ -1,0 +1,285 @@
+"""LangChain v1 and LangGraph: an ``AgentMiddleware`` for ``create_agent`` and a pre-model hook.
+
+::
+
+    from langchain.agents import create_agent
+    from glyphfold.integrations.langchain import GlyphfoldMiddleware
+
+    agent = create_agent(model, tools, middleware=[GlyphfoldMiddleware(budget=100_000)])
+
+Before each model call the middleware prices the agent's messages; past the trigger it
+compacts them (``before_model`` / ``abefore_model``; the async hook runs the ladder in a
+worker thread) and replaces the state's messages, like LangChain's own
+``SummarizationMiddleware``. :func:`glyphfold_pre_model_hook` does the same as a
+LangGraph node (``create_react_agent(..., pre_model_hook=...)`` or any graph).
+
+LangChain messages map to glyphfold's model directly, with no lossy conversion:
+unchanged messages come back as the very same objects; a changed one is a copy of the
+original (ids, names, ``additional_kwargs``, ``response_metadata``, ``artifact``
+kept). The snapshot message keeps its source text in
+``response_metadata["x_glyphfold"]``, which no chat model sends, so the next
+compaction re-renders the pages from text.
+
+Needs ``pip install glyphfold[langchain]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+try:
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        HumanMessage,
+        RemoveMessage,
+        SystemMessage,
+        ToolMessage,
+    )
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    msg = "glyphfold.integrations.langchain needs LangChain: pip install 'glyphfold[langchain]'"
+    raise ImportError(msg) from exc
+
+from glyphfold.compaction.history.images import parse_data_url
+from glyphfold.compaction.history.messages import (
+    OPENAI,
+    Block,
+    FrozenMapping,
+    History,
+    Image,
+    Message,
+    Text,
+    ToolCall,
+    ToolResult,
+    Unknown,
+)
+from glyphfold.errors import HistoryFormatError
+from glyphfold.integrations.policy import CompactionPolicy
+
+__all__ = ["GlyphfoldMiddleware", "from_history", "glyphfold_pre_model_hook", "to_history"]
+
+X_KEY = "x_glyphfold"
+_ORIGIN = "langchain_message"  # canonical meta key: the LangChain message it came from
+_ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+
+
+# --------------------------------------------------------------------------- LangChain -> model
+
+
+def _image(block: Mapping[str, Any]) -> Block:
+    t = block.get("type")
+    if t == "image_url":
+        iu = block.get("image_url")
+        url = iu.get("url") if isinstance(iu, Mapping) else iu
+        if isinstance(url, str):
+            media_type, data = parse_data_url(url)
+            if data is not None:
+                return Image(media_type, data=data, raw=block)
+            return Image(None, url=url, raw=block)
+        return Unknown(block)
+    src = block.get("source")
+    if isinstance(src, Mapping) and src.get("type") == "base64":  # Anthropic-native
+        return Image(src.get("media_type"), data=src.get("data"), raw=block)
+    data = block.get("base64") or (
+        block.get("data") if block.get("source_type") == "base64" else None
+    )
+    mime = block.get("mime_type")
+    if isinstance(data, str):
+        return Image(mime if isinstance(mime, str) else None, data=data, raw=block)
+    url = block.get("url")
+    if isinstance(url, str):
+        return Image(mime if isinstance(mime, str) else None, url=url, raw=block)
+    return Unknown(block)
+
+
+def _blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [Text(content)] if content else []
+    out: list[Block] = []
+    for part in content or ():
+        if isinstance(part, str):
+            out.append(Text(part))
+        elif isinstance(part, Mapping) and part.get("type") == "text":
+            out.append(Text(str(part.get("text", "")), raw=part))
+        elif isinstance(part, Mapping) and part.get("type") in ("image_url", "image"):
+            out.append(_image(part))
+        else:
+            out.append(Unknown(part))
+    return out
+
+
+def _message(lc: BaseMessage) -> Message:
+    role = _ROLES.get(lc.type)
+    if role is None:
+        msg = f"unsupported LangChain message type {lc.type!r} ({type(lc).__name__})"
+        raise HistoryFormatError(msg)
+    blocks = _blocks(lc.content)
+    if isinstance(lc, ToolMessage):
+        blocks = [ToolResult(lc.tool_call_id, tuple(blocks), lc.status == "error")]
+    elif isinstance(lc, AIMessage):
+        blocks += [ToolCall(tc["id"] or "", tc["name"], tc["args"], raw=tc) for tc in lc.tool_calls]
+    meta: dict[str, Any] = {_ORIGIN: lc}
+    info = (lc.response_metadata or {}).get(X_KEY)
+    if isinstance(info, Mapping):
+        meta[X_KEY] = info
+    raw = MappingProxyType({"id": lc.id}) if lc.id else None
+    return Message(role, tuple(blocks), raw=raw, meta=FrozenMapping(meta))
+
+
+def to_history(messages: Sequence[BaseMessage]) -> History:
+    """LangChain messages as a canonical History (tool messages: OpenAI-style pairing)."""
+    return History(OPENAI, tuple(_message(m) for m in messages))
+
+
+# --------------------------------------------------------------------------- model -> LangChain
+
+
+def _part(b: Block) -> Any:
+    if isinstance(b, Text):
+        out = dict(b.raw) if b.raw is not None else {"type": "text"}
+        out["text"] = b.text
+        return out
+    if isinstance(b, Image):
+        if b.raw is not None and _image(b.raw) == b:
+            return dict(b.raw)  # unchanged: its own block, whatever its style
+        iu: dict[str, Any] = {"url": b.data_url}
+        if b.raw is not None and isinstance(b.raw.get("image_url"), Mapping):
+            iu = {**b.raw["image_url"], **iu}  # the detail level the ladder priced
+        return {"type": "image_url", "image_url": iu}
+    if isinstance(b, Unknown):
+        return b.raw
+    msg = f"{type(b).__name__} is not LangChain message content"
+    raise HistoryFormatError(msg)
+
+
+def _content(blocks: Sequence[Block], original: Any) -> Any:
+    if not blocks:
+        return "" if not isinstance(original, list) else []
+    if len(blocks) == 1 and isinstance(blocks[0], Text) and blocks[0].raw is None:
+        return blocks[0].text
+    return [_part(b) for b in blocks]
+
+
+def _info(m: Message) -> Mapping[str, Any] | None:
+    info = m.meta.get(X_KEY) if m.meta else None
+    if info is None and m.raw is not None:
+        info = m.raw.get(X_KEY)
+    return info if isinstance(info, Mapping) else None
+
+
+def _rebuilt(m: Message) -> BaseMessage:
+    origin = m.meta.get(_ORIGIN) if m.meta else None
+    info = _info(m)
+    calls = [b for b in m.blocks if isinstance(b, ToolCall)]
+    if m.role == "tool":
+        (tr,) = (b for b in m.blocks if isinstance(b, ToolResult))
+        content = _content(tr.content, getattr(origin, "content", None))
+        if isinstance(origin, ToolMessage):
+            return origin.model_copy(update={"content": content})
+        return ToolMessage(
+            content=content, tool_call_id=tr.call_id, status="error" if tr.is_error else "success"
+        )
+    content = _content(
+        [b for b in m.blocks if not isinstance(b, ToolCall)], getattr(origin, "content", None)
+    )
+    if origin is not None:
+        update: dict[str, Any] = {"content": content}
+        if isinstance(origin, AIMessage):
+            update["tool_calls"] = [dict(c.raw) if c.raw is not None else _call(c) for c in calls]
+        return origin.model_copy(update=update)
+    metadata = {X_KEY: dict(info)} if info is not None else {}
+    if m.role == "user":
+        return HumanMessage(content=content, response_metadata=metadata)
+    if m.role == "assistant":
+        return AIMessage(
+            content=content, tool_calls=[_call(c) for c in calls], response_metadata=metadata
+        )
+    return SystemMessage(content=content, response_metadata=metadata)
+
+
+def _call(c: ToolCall) -> dict[str, Any]:
+    args = c.arguments if isinstance(c.arguments, dict) else {}
+    return {"id": c.id, "name": c.name, "args": args, "type": "tool_call"}
+
+
+def from_history(h: History) -> list[BaseMessage]:
+    """LangChain messages of a canonical History made by :func:`to_history` (and the ladder).
+
+    A message the ladder did not touch comes back as its very LangChain object.
+    """
+    out: list[BaseMessage] = []
+    for m in h.messages:
+        origin = m.meta.get(_ORIGIN) if m.meta else None
+        if origin is not None and _message_is_unchanged(m, origin):
+            out.append(origin)
+        else:
+            out.append(_rebuilt(m))
+    return out
+
+
+def _message_is_unchanged(m: Message, origin: BaseMessage) -> bool:
+    return m.blocks == _message(origin).blocks
+
+
+# --------------------------------------------------------------------------- the hooks
+
+
+class GlyphfoldMiddleware(AgentMiddleware):
+    """``create_agent(..., middleware=[GlyphfoldMiddleware(budget=...)])``.
+
+    Options as :class:`~glyphfold.integrations.policy.CompactionPolicy`: ``budget`` or
+    ``window`` (+ ``ratio``), ``trigger``, ``profile``, ``counter`` (a RequestCounter;
+    default: the estimate), ``on_compact``, and :func:`glyphfold.compact`'s options.
+    """
+
+    def __init__(self, budget: int | None = None, **options: Any) -> None:
+        super().__init__()
+        self.policy = CompactionPolicy(budget, **options)
+
+    def _plan(self, state: Any) -> History | None:
+        h = to_history(state["messages"])
+        return h if self.policy.over(h) else None
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        h = self._plan(state)
+        return None if h is None else _changed(h, self.policy.compact(h))
+
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        h = self._plan(state)
+        return None if h is None else _changed(h, await self.policy.acompact(h))
+
+
+def _changed(h: History, result: Any) -> dict[str, Any] | None:
+    if result.history is h:
+        return None
+    return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *from_history(result.history)]}
+
+
+def glyphfold_pre_model_hook(budget: int | None = None, **options: Any) -> Any:
+    """A LangGraph node (sync and async) that compacts the state's ``messages`` in place.
+
+    Use it as ``create_react_agent(..., pre_model_hook=glyphfold_pre_model_hook(budget=...))``
+    or ``graph.add_node("compact", glyphfold_pre_model_hook(...))`` before the model node.
+    Options as :class:`GlyphfoldMiddleware`.
+    """
+    from langchain_core.runnables import RunnableLambda
+
+    policy = CompactionPolicy(budget, **options)
+
+    def hook(state: Any) -> dict[str, Any]:
+        h = to_history(state["messages"])
+        if not policy.over(h):
+            return {}
+        return _changed(h, policy.compact(h)) or {}
+
+    async def ahook(state: Any) -> dict[str, Any]:
+        h = to_history(state["messages"])
+        if not policy.over(h):
+            return {}
+        return _changed(h, await policy.acompact(h)) or {}
+
+    return RunnableLambda(hook, afunc=ahook, name="glyphfold_compact")
