@@ -54,7 +54,7 @@ class CompactionResult:
         """``messages`` as a provider accepts them (``x_glyphfold`` keys stripped).
 
         Keep ``messages`` as the conversation's stored history (the snapshot source
-        in it lets the next pass re-render from text, SPEC §5.3); send this.
+        in it lets the next pass re-render from text, docs/ladder.md); send this.
         """
         return provider_messages(self.messages)
 
