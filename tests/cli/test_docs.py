@@ -105,7 +105,6 @@ def test_error_messages_cite_the_docs_not_spec():
             tree = ast.parse(path.read_text(encoding="utf-8"))
             docs = _docstring_nodes(tree)
             for node in ast.walk(tree):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    if id(node) not in docs:
-                        where = f"{path.relative_to(ROOT)}:{node.lineno}"
-                        assert "SPEC" not in node.value, where
+                text = node.value if isinstance(node, ast.Constant) else None
+                if isinstance(text, str) and id(node) not in docs:
+                    assert "SPEC" not in text, f"{path.relative_to(ROOT)}:{node.lineno}"
