@@ -2,19 +2,29 @@
 
 Run: ``pytest benchmarks/bench_render.py --benchmark-enable -p no:xdist``.
 Every benchmark warms the JIT first and records chars / pages / pixels in
-``extra_info``. Numbers measured on the project machine are in benchmarks/README.md.
+``extra_info``. The stages time the numba kernels (loaded up front, as a warm
+harness has them); ``test_end_to_end_numpy_path`` times the numpy path a fresh
+process starts on. Numbers measured on the project machine are in benchmarks/README.md.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from glyphfold.render.api import atlas_for, render_text, resolve_setup
-from glyphfold.render.encode import encode_png
-from glyphfold.render.layout import FOLD_CHARS, Layout, to_codepoints
-from glyphfold.render.page import blit, blit_scanlines
+from glyphfold.render.api import render_text, resolve_setup
+from glyphfold.render.encode import DEFAULT_LEVEL, encode_png
+from glyphfold.render.layout import Layout
+from glyphfold.render.page import PageWriter, prepare
 
 ROUNDS = 5
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kernels_loaded():
+    """Load the kernels first: once loaded, every render in the process uses them."""
+    from glyphfold.render import backend
+
+    backend.kernels()
 
 
 def warm(fn, *args, **kwargs):
@@ -24,25 +34,27 @@ def warm(fn, *args, **kwargs):
 
 @pytest.fixture(scope="module", params=["regular", "dense", "large"])
 def prepared(request, mixed_text):
-    """Setup, atlas (filled) and the laid-out pages of the mixed transcript per shape."""
+    """Setup, atlas (filled), layout and the laid-out pages of the mixed transcript per shape.
+
+    Built by the renderer's own ``prepare``; the blit benchmarks draw through its
+    ``PageWriter`` (the 8-bit page path and the 1-bpp scanline path).
+    """
     setup = resolve_setup(shape=request.param)
-    atlas = atlas_for(setup)
-    cps = to_codepoints(mixed_text)
-    lay = Layout(cps, setup.config)
-    cfg = setup.config
-    atlas.prepare(cps, lay.cls, (cfg.continuation, cfg.newline, *FOLD_CHARS.tolist()))
+    atlas, lay = prepare(setup, mixed_text)
     pages = list(lay.pages())
-    # the renderer's page buffer: padded to whole 64-bit words
-    page_w = cfg.cols * setup.cell_w
-    buf = np.full((cfg.rows * setup.cell_h, -(-page_w // 8) * 8), 255, dtype=np.uint8)
-    return request.param, setup, atlas, cps, pages, buf
+    return request.param, setup, atlas, lay, pages
+
+
+def _writer(setup, atlas, *, scanlines: bool) -> PageWriter:
+    # keep_pixels forces the 8-bit page; without it 1-bpp pages go straight to scanlines
+    return PageWriter(setup, atlas, level=DEFAULT_LEVEL, max_bytes=None, keep_pixels=not scanlines)
 
 
 def _info(benchmark, prepared, **extra):
-    shape, setup, _, cps, pages, _buf = prepared
+    shape, setup, _, lay, pages = prepared
     benchmark.extra_info.update(
         shape=shape,
-        chars=int(cps.shape[0]),
+        chars=int(lay.cps.shape[0]),
         pages=len(pages),
         page_px=setup.config.cols * setup.cell_w * setup.config.rows * setup.cell_h,
         pixels=setup.config.cols * setup.cell_w * setup.config.rows * setup.cell_h * len(pages),
@@ -54,11 +66,11 @@ def _info(benchmark, prepared, **extra):
 @pytest.mark.benchmark(group="layout")
 def test_layout(benchmark, prepared):
     """Text -> cell grids for the whole transcript (buffers reused, as the renderer does)."""
-    _, setup, _, cps, _, _ = prepared
+    _, setup, _, lay, _ = prepared
 
     def run():
         n = 0
-        for _ in Layout(cps, setup.config).pages(reuse=True):
+        for _ in Layout(lay.cps, setup.config).pages(reuse=True):
             n += 1
         return n
 
@@ -70,11 +82,12 @@ def test_layout(benchmark, prepared):
 @pytest.mark.benchmark(group="blit")
 def test_blit(benchmark, prepared):
     """Cell grids -> 8-bit page pixels for every page, into one reused buffer."""
-    _, _, atlas, _, pages, buf = prepared
+    _, setup, atlas, _, pages = prepared
+    writer = _writer(setup, atlas, scanlines=False)
 
     def run():
         for pl in pages:
-            blit(pl, atlas, buf)
+            writer.draw(pl)
 
     warm(run)
     benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
@@ -84,24 +97,23 @@ def test_blit(benchmark, prepared):
 @pytest.mark.benchmark(group="blit")
 def test_blit_bits(benchmark, prepared):
     """Cell grids -> 1-bpp PNG scanlines directly (the renderer's path at 1 bit)."""
-    _, setup, atlas, _, pages, _ = prepared
-    cfg = setup.config
-    page_w = cfg.cols * setup.cell_w
-    raw = np.empty((cfg.rows * setup.cell_h, 1 + (page_w + 7) // 8), dtype=np.uint8)
+    _, setup, atlas, _, pages = prepared
+    writer = _writer(setup, atlas, scanlines=True)
 
     def run():
         for pl in pages:
-            blit_scanlines(pl, atlas, raw)
+            writer.draw(pl)
 
     warm(run)
     benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=1)
-    _info(benchmark, prepared, scanline_bytes=int(raw.size))
+    _info(benchmark, prepared, scanline_bytes=int(writer.raw.size))
 
 
 @pytest.mark.benchmark(group="blit")
 def test_memset_floor(benchmark, prepared):
     """The floor for the blit: filling the same page bytes once per page."""
-    _, _, _, _, pages, buf = prepared
+    _, setup, atlas, _, pages = prepared
+    buf = _writer(setup, atlas, scanlines=False).buf
 
     def run():
         for _ in pages:
@@ -115,10 +127,11 @@ def test_memset_floor(benchmark, prepared):
 @pytest.mark.parametrize("bits", [1, 2, 8])
 def test_encode(benchmark, prepared, bits):
     """Page pixels -> PNG bytes (pack + deflate + chunks), for every page."""
-    _, _, atlas, _, pages, buf = prepared
+    _, setup, atlas, _, pages = prepared
+    writer = _writer(setup, atlas, scanlines=False)
     full = [pl for pl in pages if pl.n_rows == pages[0].n_rows]
-    page = blit(full[len(full) // 2], atlas, buf)
-    h, w = page.shape
+    w, h = writer.draw(full[len(full) // 2])
+    buf = writer.buf
     levels = (1 << bits) - 1
     # re-quantise the 1-bit page to the tested depth (same content, same size)
     padded = ((buf.astype(np.int32) * levels + 127) // 255 * (255 // levels)).astype(np.uint8)
@@ -158,3 +171,14 @@ def test_small_render_latency(benchmark, mixed_text, n_chars):
     warm(render_text, text)
     res = benchmark.pedantic(lambda: render_text(text), rounds=50, warmup_rounds=2)
     benchmark.extra_info.update(chars=n_chars, pages=len(res.pages), shape="regular")
+
+
+@pytest.mark.benchmark(group="end_to_end")
+def test_end_to_end_numpy_path(benchmark, mixed_text, monkeypatch):
+    """render_text on the whole transcript on the numpy path (no numba), regular shape."""
+    from glyphfold.render import backend
+
+    monkeypatch.setenv(backend.ENV_VAR, "numpy")
+    warm(render_text, mixed_text[:20_000])
+    res = benchmark.pedantic(lambda: render_text(mixed_text), rounds=3, warmup_rounds=1)
+    benchmark.extra_info.update(chars=len(mixed_text), pages=len(res.pages), shape="regular")

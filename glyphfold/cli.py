@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "profiles": "glyphfold.commands.profiles",
     "legibility": "glyphfold.commands.legibility",
     "bench": "glyphfold.commands.bench",
+    "serve": "glyphfold.commands.serve",
     "sessions": "glyphfold.commands.sessions",
     "tree": "glyphfold.commands.tree",
     "export": "glyphfold.commands.export",

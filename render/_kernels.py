@@ -1,48 +1,37 @@
 """numba kernels: layout one page of cells, blit cells into pixels, pack bits.
 
 Arrays and scalars in, arrays out; nothing here allocates what the caller can
-give, and nothing holds Python objects. Compile flags live in ``_JIT`` only.
+give, and nothing holds Python objects. Compile flags and the cache directory
+come from ``glyphfold.render._jit``; the codes from ``glyphfold.render.codes``.
 The same code runs with ``NUMBA_DISABLE_JIT=1`` (then it is plain Python), and
-tests compare it with the naive references in ``tests/naive.py``.
+tests compare it with the naive references in ``tests/naive.py`` and with the
+numpy path (``glyphfold.render.vector``) that renders small inputs without numba.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from glyphfold.render._jit import JIT
+from glyphfold.render.codes import (
+    BLANK,
+    C_CR,
+    C_DROP_CONTROL,
+    C_ESC,
+    C_FOLD,
+    C_LF,
+    C_NARROW,
+    C_TAB,
+    C_WIDE,
+    R_ANSI,
+    R_CONTROL,
+    R_EMOJI,
+    S_CONT,
+    S_POS,
+    WIDE_CONT,
+)
 from numba import njit
 
-_JIT = {"cache": True, "nogil": True, "boundscheck": False}
-
-# Character classes (uint8), filled per code point by glyphfold.render.layout.
-C_UNKNOWN = 0
-C_NARROW = 1
-C_WIDE = 2
-C_TAB = 3
-C_LF = 4
-C_CR = 5
-C_ESC = 6
-C_FOLD = 7
-C_DROP_CONTROL = 10
-C_DROP_FORMAT = 11
-C_DROP_EMOJI = 12
-C_DROP_COMBINING = 13
-
-# Indices into the dropped-by-rule counters.
-R_ANSI = 0
-R_CONTROL = 1
-R_FORMAT = 2
-R_EMOJI = 3
-R_COMBINING = 4
-N_RULES = 5
-
-# Grid code of the right half of a wide glyph (beyond the last Unicode code point).
-WIDE_CONT = 0x110000
-BLANK = 0x20
-
-# layout state slots (int64 array of length N_STATE)
-S_POS = 0  # next source offset to consume
-S_CONT = 1  # 1 when the next row continues a wrapped line (starts with the mark)
-N_STATE = 2
+_JIT = JIT  # the one set of compile flags (glyphfold.render._jit)
 
 
 @njit(**_JIT)
@@ -117,6 +106,10 @@ def layout_page(
     pos = state[S_POS]
     cont = state[S_CONT]
     wrap_cont = 0 if reflow else 1
+    # padding everywhere first: rows end wherever their last cell was written
+    grid[:, :] = BLANK
+    if want_src:
+        src[:, :] = -1
     r = 0
     c = 0
     row_open = False
@@ -133,8 +126,6 @@ def layout_page(
             c = 0
             if cont:
                 grid[r, 0] = cont_code
-                if want_src:
-                    src[r, 0] = -1
                 c = 1
                 cont = 0
         if pos >= n:
@@ -144,7 +135,6 @@ def layout_page(
         if k == C_NARROW or k == C_WIDE:  # noqa: SIM109 - plain compares stay cheap in numba
             w = 1 if k == C_NARROW else 2
             if c + w > cols:
-                _pad(grid, src, want_src, r, c, cols)
                 r += 1
                 row_open = False
                 cont = wrap_cont
@@ -164,7 +154,6 @@ def layout_page(
                 step = 2
             if reflow:
                 if c >= cols:
-                    _pad(grid, src, want_src, r, c, cols)
                     r += 1
                     row_open = False
                     continue
@@ -175,12 +164,10 @@ def layout_page(
                 pos += step
             else:
                 pos += step
-                _pad(grid, src, want_src, r, c, cols)
                 r += 1
                 row_open = False
         elif k == C_TAB:
             if c >= cols:
-                _pad(grid, src, want_src, r, c, cols)
                 r += 1
                 row_open = False
                 cont = wrap_cont
@@ -188,11 +175,9 @@ def layout_page(
             stop = (c // tab_size + 1) * tab_size
             if stop > cols:
                 stop = cols
-            while c < stop:
-                grid[r, c] = BLANK
-                if want_src:
-                    src[r, c] = pos
-                c += 1
+            if want_src:
+                src[r, c:stop] = pos
+            c = stop
             pos += 1
         elif k == C_FOLD:
             lo = 0
@@ -215,7 +200,6 @@ def layout_page(
             a = fold_off[found]
             b = fold_off[found + 1]
             if c + (b - a) > cols:
-                _pad(grid, src, want_src, r, c, cols)
                 r += 1
                 row_open = False
                 cont = wrap_cont
@@ -226,141 +210,101 @@ def layout_page(
                     src[r, c] = pos
                 c += 1
             pos += 1
-        elif k == C_ESC:
-            m = _ansi_len(cps, pos, n)
-            counts[R_ANSI] += m
-            pos += m
-        elif k == C_DROP_CONTROL:
-            counts[R_CONTROL] += 1
-            pos += 1
-        elif k == C_DROP_FORMAT:
-            counts[R_FORMAT] += 1
-            pos += 1
-        elif k == C_DROP_EMOJI:
-            counts[R_EMOJI] += 1
-            pos += 1
-        elif k == C_DROP_COMBINING:
-            counts[R_COMBINING] += 1
-            pos += 1
         else:
-            return -1 - pos
+            nxt = skip_dropped(cps, cls, pos, n, counts)
+            if nxt == pos:  # a class no rule knows: the caller's table is incomplete
+                return -1 - pos
+            pos = nxt
     if row_open:
-        _pad(grid, src, want_src, r, c, cols)
         r += 1
-    if pos < n and not cont:
+    if pos < n and not cont and _only_dropped_from(cps, cls, pos, n):
         # characters left that would all be dropped belong to this page, not a blank one
-        probe = pos
-        while probe < n:
-            k = cls[cps[probe]]
-            if k == C_ESC:
-                probe += _ansi_len(cps, probe, n)
-            elif k >= C_DROP_CONTROL:
-                probe += 1
-            else:
-                break
-        if probe >= n:
-            pos = skip_dropped(cps, cls, pos, n, counts)
+        pos = skip_dropped(cps, cls, pos, n, counts)
     state[S_POS] = pos
     state[S_CONT] = cont
     return r
 
 
 @njit(**_JIT)
+def _drop_rule(k):
+    """Counter index of the rule that drops class ``k``; -1 for classes that reach the page."""
+    if k == C_ESC:
+        return R_ANSI
+    if k >= C_DROP_CONTROL:
+        # C_DROP_CONTROL..C_DROP_COMBINING map onto R_CONTROL..R_COMBINING in order
+        return R_CONTROL + (k - C_DROP_CONTROL)
+    return -1
+
+
+@njit(**_JIT)
 def skip_dropped(cps, cls, pos, n, counts):
-    """Consume characters that are dropped by rule; return the next offset."""
+    """Consume the characters from ``pos`` that are dropped by rule; return the next offset.
+
+    Each is added to its rule's counter in ``counts``.
+    """
     while pos < n:
-        k = cls[cps[pos]]
-        if k == C_ESC:
-            m = _ansi_len(cps, pos, n)
-            counts[R_ANSI] += m
-            pos += m
-        elif k == C_DROP_CONTROL:
-            counts[R_CONTROL] += 1
-            pos += 1
-        elif k == C_DROP_FORMAT:
-            counts[R_FORMAT] += 1
-            pos += 1
-        elif k == C_DROP_EMOJI:
-            counts[R_EMOJI] += 1
-            pos += 1
-        elif k == C_DROP_COMBINING:
-            counts[R_COMBINING] += 1
-            pos += 1
-        else:
+        rule = _drop_rule(cls[cps[pos]])
+        if rule < 0:
             break
+        m = _ansi_len(cps, pos, n) if rule == R_ANSI else 1
+        counts[rule] += m
+        pos += m
     return pos
 
 
 @njit(**_JIT)
-def _pad(grid, src, want_src, r, c, cols):
-    """Fill row ``r`` from column ``c`` to the end with blanks."""
-    for j in range(c, cols):
-        grid[r, j] = BLANK
-        if want_src:
-            src[r, j] = -1
+def _only_dropped_from(cps, cls, pos, n):
+    """Whether every character from ``pos`` on is dropped by rule (a look-ahead, no counting)."""
+    while pos < n:
+        rule = _drop_rule(cls[cps[pos]])
+        if rule < 0:
+            return False
+        pos += _ansi_len(cps, pos, n) if rule == R_ANSI else 1
+    return True
 
 
 @njit(**_JIT)
-def collect_unclassified(cps, cls, out):
-    """Write code points of ``cps`` whose class is still unknown into ``out``.
+def _slots(grid, r, end, table, ink, stride, slots):
+    """Atlas slot of each of the first ``end`` cells of row ``r`` into ``slots``.
 
-    Stops at ``out``'s capacity and returns how many it found (possibly repeated).
+    A ``WIDE_CONT`` code takes the slot after the previous cell's (the right half
+    of a wide glyph). With an ``ink`` grid (rows, cols) each cell's slot moves
+    ``ink[r, c] * stride`` slots on, into the atlas copy drawn at that ink level.
     """
-    m = 0
-    cap = out.shape[0]
-    for i in range(cps.shape[0]):
-        cp = cps[i]
-        if cls[cp] == C_UNKNOWN:
-            if m >= cap:
-                return m + 1
-            out[m] = cp
-            m += 1
-    return m
+    has_ink = ink.shape[0] > 0
+    prev = 0
+    for c in range(end):
+        code = grid[r, c]
+        if code == WIDE_CONT:
+            slot = prev + 1
+        else:
+            slot = table[code]
+            if has_ink:
+                slot += ink[r, c] * stride
+        slots[c] = slot
+        prev = slot
 
 
 @njit(**_JIT)
-def collect_unmapped(cps, cls, table, out):
-    """Write visible code points of ``cps`` that have no atlas slot yet into ``out``.
-
-    Stops at ``out``'s capacity (returning capacity + 1); repeats are possible, so
-    the caller de-duplicates. Returns how many were written.
-    """
-    m = 0
-    cap = out.shape[0]
-    for i in range(cps.shape[0]):
-        cp = cps[i]
-        if table[cp] < 0:
-            k = cls[cp]
-            if k == C_NARROW or k == C_WIDE:  # noqa: SIM109
-                if m >= cap:
-                    return m + 1
-                out[m] = cp
-                m += 1
-    return m
-
-
-@njit(**_JIT)
-def blit_page(grid, n_rows, table, cells, page):
-    """Copy the atlas cell of every grid code into ``page`` (no blending).
+def blit_page(grid, n_rows, table, cells, ink, stride, page, y0, x0):
+    """Copy the atlas cell of every grid code into ``page`` at (y0, x0) px (no blending).
 
     The reference blit for any page layout (e.g. a view whose rows are not whole
-    64-bit words). A ``WIDE_CONT`` code takes the slot after the previous cell's
-    (the right half of a wide glyph).
+    64-bit words). ``ink`` and ``stride`` as in ``_slots``.
     """
     ch = cells.shape[1]
     cw = cells.shape[2]
     cols = grid.shape[1]
+    slots = np.empty(cols, dtype=np.int64)
     for r in range(n_rows):
-        prev = 0
-        y0 = r * ch
+        _slots(grid, r, cols, table, ink, stride, slots)
+        top = y0 + r * ch
         for c in range(cols):
-            code = grid[r, c]
-            slot = prev + 1 if code == WIDE_CONT else table[code]
-            prev = slot
-            x0 = c * cw
+            slot = slots[c]
+            left = x0 + c * cw
             for y in range(ch):
                 for x in range(cw):
-                    page[y0 + y, x0 + x] = cells[slot, y, x]
+                    page[top + y, left + x] = cells[slot, y, x]
 
 
 _PAPER64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -376,43 +320,43 @@ def _printed_cols(grid, r):
 
 
 @njit(**_JIT)
-def blit_page_u64(grid, n_rows, table, cells64, page64):
+def blit_page_u64(grid, n_rows, table, cells64, ink, stride, page64, y0, w0):
     """``blit_page`` for 8-px-wide cells: one 64-bit store per cell row.
 
     ``cells64`` is the atlas viewed as (n, cell_h) uint64, ``page64`` the page
-    viewed as (H, W / 8) uint64. The blank tail of each row is filled with paper
-    by one slice assignment (measured ~10% faster than copying blank cells). The
-    16-px-tall case has a constant trip count so the compiler unrolls it.
+    viewed as (H, W / 8) uint64; cells start at row ``y0``, word ``w0``. The blank
+    tail of each row is filled with paper by one slice assignment (measured ~10%
+    faster than copying blank cells). The 16-px-tall case has a constant trip
+    count so the compiler unrolls it.
     """
     ch = cells64.shape[1]
     cols = grid.shape[1]
+    slots = np.empty(cols, dtype=np.int64)
     for r in range(n_rows):
-        prev = 0
-        y0 = r * ch
+        top = y0 + r * ch
         end = _printed_cols(grid, r)
+        _slots(grid, r, end, table, ink, stride, slots)
         for c in range(end):
-            code = grid[r, c]
-            slot = prev + 1 if code == WIDE_CONT else table[code]
-            prev = slot
+            slot = slots[c]
             if ch == 16:
                 for y in range(16):
-                    page64[y0 + y, c] = cells64[slot, y]
+                    page64[top + y, w0 + c] = cells64[slot, y]
             else:
                 for y in range(ch):
-                    page64[y0 + y, c] = cells64[slot, y]
-        page64[y0 : y0 + ch, end:cols] = _PAPER64
+                    page64[top + y, w0 + c] = cells64[slot, y]
+        page64[top : top + ch, w0 + end : w0 + cols] = _PAPER64
 
 
 @njit(**_JIT)
-def blit_page_stream(grid, n_rows, table, words, cw, page64):
+def blit_page_stream(grid, n_rows, table, words, cw, ink, stride, page64, y0, w0):
     """``blit_page`` for any cell width, writing whole 64-bit words.
 
     ``words`` is the atlas as (n, cell_h, nw) uint64: each cell row's ``cw`` bytes
     split into little-endian words (8 bytes each, the last one ``cw - 8 (nw - 1)``).
     Each page pixel row is assembled as a byte stream in a 64-bit accumulator and
     stored a word at a time into ``page64`` (the page viewed as (H, W_pad / 8)
-    uint64, ``W_pad`` >= cols * cw). The blank tail of a row and the bytes past
-    the page width are paper (255).
+    uint64), from row ``y0`` and word ``w0`` on. After the last printed cell a row
+    is paper (255) to its end.
     """
     ch = words.shape[1]
     nw = words.shape[2]
@@ -421,20 +365,15 @@ def blit_page_stream(grid, n_rows, table, words, cw, page64):
     slots = np.empty(cols, dtype=np.int64)
     words_per_row = page64.shape[1]
     for r in range(n_rows):
-        prev = 0
         end = _printed_cols(grid, r)
-        for c in range(end):
-            code = grid[r, c]
-            slot = prev + 1 if code == WIDE_CONT else table[code]
-            slots[c] = slot
-            prev = slot
+        _slots(grid, r, end, table, ink, stride, slots)
         # after the last printed cell the row is paper: whole words of 0xFF
-        paper_from = end * cw // 8
+        paper_from = w0 + end * cw // 8
         for y in range(ch):
-            out = page64[r * ch + y]
+            out = page64[y0 + r * ch + y]
             acc = np.uint64(0)
             nb = 0  # bytes pending in acc (0..7)
-            o = 0
+            o = w0
             for c in range(end):
                 cell = words[slots[c], y]
                 for j in range(nw):
@@ -465,29 +404,28 @@ def blit_page_stream(grid, n_rows, table, words, cw, page64):
 
 
 @njit(**_JIT)
-def blit_bits(grid, n_rows, table, bitrows, cw, out):
+def blit_bits(grid, n_rows, table, bitrows, cw, ink, stride, out, y0, b0):
     """Draw 1-bpp PNG scanlines straight from the grid (no 8-bit page in between).
 
     ``bitrows`` (n, cell_h) int64 holds each atlas cell row as ``cw`` bits, the
     leftmost pixel in the highest bit, 1 = paper. ``out`` (H, 1 + row_bytes) uint8
-    receives filter byte 0 and the packed rows; bits past the page width are 1.
+    receives, in rows ``y0`` on, filter byte 0, ``b0`` bytes of paper (the left
+    margin) and the packed cells; bits past the last cell are 1 (paper). ``ink``
+    and ``stride`` as in ``_slots`` (a 1-bit page has one ink: callers pass none).
     """
     ch = bitrows.shape[1]
     cols = grid.shape[1]
     row_bytes = out.shape[1] - 1
     slots = np.empty(cols, dtype=np.int64)
     for r in range(n_rows):
-        prev = 0
         end = _printed_cols(grid, r)
-        for c in range(end):
-            code = grid[r, c]
-            slot = prev + 1 if code == WIDE_CONT else table[code]
-            slots[c] = slot
-            prev = slot
+        _slots(grid, r, end, table, ink, stride, slots)
         for y in range(ch):
-            dst = out[r * ch + y]
+            dst = out[y0 + r * ch + y]
             dst[0] = 0
-            o = 1
+            for i in range(1, 1 + b0):
+                dst[i] = 0xFF
+            o = 1 + b0
             if cw == 8:
                 for c in range(end):
                     dst[o] = bitrows[slots[c], y]

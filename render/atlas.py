@@ -13,8 +13,10 @@ import threading
 from pathlib import Path
 
 import numpy as np
+from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
 from glyphfold.fonts.raster import Rasterizer
-from glyphfold.render import _kernels as K
+from glyphfold.render import codes as K
+from glyphfold.render import vector
 
 TABLE_SIZE = K.WIDE_CONT + 1
 
@@ -27,6 +29,28 @@ def quantize(ink: np.ndarray, bits: int) -> np.ndarray:
     levels = (1 << bits) - 1
     q = (paper * levels + 127) // 255
     return (q * 255 // levels).astype(np.uint8)
+
+
+def mark_stand_in(codepoint: int, cell_w: int, cell_h: int) -> np.ndarray | None:
+    """Ink of the layout marks for a font chain that has no glyph for them, else None.
+
+    The newline mark (U+258C) is the left half of the cell; the continuation mark
+    (U+21AA) a hook arrow: a short stroke down the left, then right to a head.
+    """
+    ink = np.zeros((cell_h, cell_w), dtype=np.uint8)
+    if codepoint == NEWLINE_CODEPOINT:
+        ink[:, : max(1, cell_w // 2)] = 255
+        return ink
+    if codepoint == CONTINUATION_CODEPOINT:
+        mid = cell_h // 2
+        top = max(0, mid - cell_h // 4)
+        ink[top : mid + 1, 0] = 255  # the hook
+        ink[mid, : cell_w - 1] = 255  # the shaft
+        for d in range(1, min(3, cell_w // 2)):  # the head
+            ink[mid - d, cell_w - 1 - d] = 255
+            ink[min(cell_h - 1, mid + d), cell_w - 1 - d] = 255
+        return ink
+    return None
 
 
 def replacement_box(cell_w: int, cell_h: int) -> np.ndarray:
@@ -57,6 +81,7 @@ class Atlas:
         self._lock = threading.Lock()
         self._words: np.ndarray | None = None
         self._bitrows: np.ndarray | None = None
+        self._inked: tuple[tuple[int, tuple[float, ...]], np.ndarray] | None = None
         self._box = self._add(quantize(replacement_box(cell_w, cell_h), bits))
         wide_box = replacement_box(2 * cell_w, cell_h)
         self._wide_box = self._add(quantize(wide_box, bits))
@@ -83,6 +108,8 @@ class Atlas:
                     continue
                 ink = self.raster.render(cp, width_cells=2 if w else 1)
                 if ink is None:
+                    ink = mark_stand_in(cp, self.cell_w, self.cell_h)
+                if ink is None:
                     self.missing.add(cp)
                     self.table[cp] = self._wide_box if w else self._box
                 else:
@@ -90,31 +117,47 @@ class Atlas:
 
     def prepare(self, cps: np.ndarray, cls: np.ndarray, extra: tuple[int, ...] = ()) -> None:
         """Make sure every visible code point of ``cps`` (and ``extra``) has a slot."""
-        todo = [c for c in extra if self.table[c] < 0]
-        if todo:
-            self.ensure(todo, [bool(cls[c] == K.C_WIDE) for c in todo])
-        out = np.empty(16384, dtype=np.uint32)
-        while True:
-            # one scan; text whose glyphs are all known costs exactly that
-            m = K.collect_unmapped(cps, cls, self.table, out)
-            if m == 0:
-                return
-            found = np.unique(out[: min(m, out.shape[0])]).tolist()
-            self.ensure(found, [bool(cls[c] == K.C_WIDE) for c in found])
+        marks = [c for c in extra if self.table[c] < 0]
+        for batch in (marks, vector.unmapped(cps, cls, self.table)):
+            if batch:
+                self.ensure(batch, [bool(cls[c] == K.C_WIDE) for c in batch])
 
-    def words(self) -> np.ndarray:
-        """The cells as (n, cell_h, ceil(cell_w / 8)) little-endian uint64 row words."""
+    def words(self, cells: np.ndarray | None = None) -> np.ndarray:
+        """The cells as (n, cell_h, ceil(cell_w / 8)) little-endian uint64 row words.
+
+        ``cells`` (e.g. an :meth:`inked` array) replaces the atlas's own cells.
+        """
+        if cells is not None:
+            return _as_words(cells, self.cell_w)
         with self._lock:  # cells may be regrown by a concurrent ensure()
             size = self.size
             cached = self._words
             if cached is not None and cached.shape[0] == size:
                 return cached
-            nw = -(-self.cell_w // 8)
-            padded = np.zeros((size, self.cell_h, nw * 8), dtype=np.uint8)
-            padded[:, :, : self.cell_w] = self.cells[:size]
-            words = padded.view("<u8")
+            words = _as_words(self.cells[:size], self.cell_w)
             self._words = words
             return words
+
+    def inked(self, strengths: tuple[float, ...]) -> tuple[np.ndarray, int]:
+        """Cells at full ink, then a copy at each ink strength; return (cells, stride).
+
+        Slot ``s + k * stride`` is slot ``s`` drawn at ``strengths[k - 1]`` (0..1 of
+        full ink), quantised to the atlas's bit depth: light ink for tool output.
+        """
+        with self._lock:
+            size = self.size
+            key = (size, strengths)
+            cached = self._inked
+            if cached is not None and cached[0] == key:
+                return cached[1], size
+            base = self.cells[:size]
+            ink = 255 - base.astype(np.int32)
+            copies = [base]
+            for strength in strengths:
+                copies.append(quantize(np.rint(ink * strength).astype(np.uint8), self.bits))
+            cells = np.ascontiguousarray(np.concatenate(copies))
+            self._inked = (key, cells)
+            return cells, size
 
     def bitrows(self) -> np.ndarray:
         """The cells as (n, cell_h) int64 rows of ``cell_w`` bits (MSB left, 1 = paper).
@@ -138,6 +181,14 @@ class Atlas:
         return self.cells[: self.size]
 
 
+def _as_words(cells: np.ndarray, cell_w: int) -> np.ndarray:
+    """(n, cell_h, cell_w) uint8 cells as (n, cell_h, ceil(cell_w / 8)) little-endian words."""
+    nw = -(-cell_w // 8)
+    padded = np.zeros((cells.shape[0], cells.shape[1], nw * 8), dtype=np.uint8)
+    padded[:, :, :cell_w] = cells
+    return padded.view("<u8")
+
+
 _ATLASES: dict[tuple[tuple[Path, ...], int, int, int], Atlas] = {}
 _ATLASES_LOCK = threading.Lock()
 
@@ -151,3 +202,9 @@ def get_atlas(chain: tuple[Path, ...], *, cell_w: int, cell_h: int, bits: int) -
             atlas = Atlas(chain, cell_w=cell_w, cell_h=cell_h, bits=bits)
             _ATLASES[key] = atlas
         return atlas
+
+
+def clear_atlases() -> None:
+    """Forget every cached atlas: the next render rasterises its glyphs afresh."""
+    with _ATLASES_LOCK:
+        _ATLASES.clear()

@@ -21,7 +21,7 @@ import sys
 import zlib
 
 import numpy as np
-from glyphfold.render import _kernels as K
+from glyphfold.render import backend, vector
 
 from glyphfold.errors import EncodeError
 
@@ -53,12 +53,19 @@ def row_bytes(width: int, bits: int) -> int:
 
 
 def scanlines(
-    pixels: np.ndarray, *, bits: int, height: int | None = None, width: int | None = None
+    pixels: np.ndarray,
+    *,
+    bits: int,
+    height: int | None = None,
+    width: int | None = None,
+    kernels: bool | None = None,
 ) -> np.ndarray:
     """Pack ``pixels[:height, :width]`` (uint8, quantised) into PNG scanlines with filter bytes.
 
     ``pixels`` may be wider than ``width`` (a page buffer padded to a multiple of
-    8 px): then 1- and 2-bit rows are packed 8 pixels per 64-bit word.
+    8 px): then 1- and 2-bit rows are packed 8 pixels per 64-bit word. ``kernels``
+    picks the numba kernels or the numpy path (same bytes; default: the backend's
+    choice).
     """
     if bits not in BIT_DEPTHS:
         msg = f"bits must be one of {BIT_DEPTHS}, got {bits}"
@@ -67,15 +74,22 @@ def scanlines(
     w = pixels.shape[1] if width is None else width
     rb = row_bytes(w, bits)
     padded_w = pixels.shape[1]
+    use_kernels = backend.use_kernels(0) if kernels is None else kernels
     if bits <= 2 and padded_w % 8 == 0 and pixels.flags.c_contiguous and _LITTLE_ENDIAN:
+        # whole padded rows are packed (their padding is paper), then cut to the image
         out = np.empty((h, 1 + padded_w * bits // 8), dtype=np.uint8)
-        kernel = K.pack_rows_1bit_u64 if bits == 1 else K.pack_rows_2bit_u64
-        kernel(pixels.view(np.uint64), h, out)
+        if use_kernels:
+            K = backend.kernels()
+            kernel = K.pack_rows_1bit_u64 if bits == 1 else K.pack_rows_2bit_u64
+            kernel(pixels.view(np.uint64), h, out)
+        else:
+            vector.pack_rows(pixels, h, bits, out)
         if out.shape[1] != 1 + rb:
             out = np.ascontiguousarray(out[:, : 1 + rb])
         return out
     out = np.empty((h, 1 + rb), dtype=np.uint8)
-    K.pack_rows(pixels[:, :w], h, bits, out)
+    pack = backend.kernels().pack_rows if use_kernels else vector.pack_rows
+    pack(pixels[:, :w], h, bits, out)
     return out
 
 
@@ -87,6 +101,7 @@ def encode_png(
     max_bytes: int | None = None,
     height: int | None = None,
     width: int | None = None,
+    kernels: bool | None = None,
 ) -> bytes:
     """Encode grayscale ``pixels`` (H, W) uint8 as a PNG of ``bits`` per pixel.
 
@@ -106,7 +121,7 @@ def encode_png(
     if h < 1 or w < 1 or w > pixels.shape[1] or h > pixels.shape[0]:
         msg = f"cannot encode a {w}x{h} image from a {pixels.shape[1]}x{pixels.shape[0]} array"
         raise EncodeError(msg)
-    raw = scanlines(pixels, bits=bits, height=h, width=w)
+    raw = scanlines(pixels, bits=bits, height=h, width=w, kernels=kernels)
     return png_from_scanlines(raw, width=w, bits=bits, level=level, max_bytes=max_bytes)
 
 

@@ -23,7 +23,8 @@ Rules (what reaches the page, and what is *dropped by rule* and counted):
 * East Asian Wide/Fullwidth characters take two cells; the second holds
   ``WIDE_CONT``. Everything else printable takes one cell.
 * A line longer than the row wraps; the next row starts with the continuation
-  mark (``CONTINUATION_CODEPOINT``, default U+21AA). Reflow mode wraps without it.
+  mark (``CONTINUATION_CODEPOINT``, U+21AA ↪). Reflow mode wraps without it and
+  draws each line break as the newline mark (``NEWLINE_CODEPOINT``, U+258C ▌).
   A wide glyph or a folded-emoji label never splits: it moves whole to the next row.
 
 Provenance: each row ``r`` of a page covers source offsets
@@ -39,7 +40,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from glyphfold.render import _kernels as K
+from glyphfold.render import backend, vector
+from glyphfold.render import codes as K
+from glyphfold.render.collapse import collapse_whitespace
 from glyphfold.render.emoji import FOLD, is_decorative
 
 from glyphfold.errors import LayoutError
@@ -47,7 +50,7 @@ from glyphfold.errors import LayoutError
 # Same code points as glyphfold.fonts.pixel.CONTINUATION_CODEPOINT / NEWLINE_CODEPOINT
 # (the renderer passes those; layout stays importable without the font package).
 DEFAULT_CONTINUATION = 0x21AA  # ↪
-DEFAULT_NEWLINE = 0x21B5  # ↵
+DEFAULT_NEWLINE = 0x258C  # ▌
 # A row must hold the continuation mark plus the longest folded-emoji label,
 # because labels wrap whole (they never split across rows).
 MIN_COLS = 12
@@ -58,7 +61,7 @@ _LINE_BREAKS = {0x0A: K.C_LF, 0x0D: K.C_CR, 0x85: K.C_LF, 0x2028: K.C_LF, 0x2029
 
 
 def classify(codepoint: int) -> int:
-    """Return the layout class of one code point (see ``_kernels.C_*``)."""
+    """Return the layout class of one code point (see ``codes.C_*``)."""
     if codepoint in _LINE_BREAKS:
         return _LINE_BREAKS[codepoint]
     if codepoint == 0x09:
@@ -89,15 +92,12 @@ _CLS_LOCK = threading.Lock()
 
 def class_table(cps: np.ndarray) -> np.ndarray:
     """Return the class table with every code point of ``cps`` classified."""
-    out = np.empty(4096, dtype=np.uint32)
-    while True:
-        # one pass that stops early: texts seen before cost a scan, nothing else
-        m = K.collect_unclassified(cps, _CLS, out)
-        if m == 0:
-            return _CLS
+    todo = vector.unclassified(cps, _CLS)
+    if todo:
         with _CLS_LOCK:
-            for cp in np.unique(out[: min(m, out.shape[0])]).tolist():
+            for cp in todo:
                 _CLS[cp] = classify(cp)
+    return _CLS
 
 
 def _fold_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -123,13 +123,31 @@ def to_codepoints(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+def escape_bytes(cps: np.ndarray) -> set[int]:
+    """Offsets of the characters that ANSI escape sequences consume (ESC included)."""
+    inside: set[int] = set()
+    esc = np.flatnonzero(cps == 0x1B).tolist()
+    if not esc:
+        return inside
+    codes, n, end = cps.tolist(), int(cps.shape[0]), 0
+    for i in esc:
+        if i < end:  # an ESC inside the previous sequence (e.g. OSC's terminator)
+            continue
+        end = i + vector.ansi_len(codes, i, n)
+        inside.update(range(i, end))
+    return inside
+
+
 def compose_marks(cps: np.ndarray, marks: np.ndarray) -> np.ndarray:
     """Return a copy of ``cps`` where each base before a run of ``marks`` is its NFC letter.
 
     The marks themselves stay in place (layout drops and counts them); only the
-    base code point changes, so offsets and provenance are untouched.
+    base code point changes, so offsets and provenance are untouched. A base that
+    an ANSI escape sequence consumes (``ESC a``, a CSI's final ``m``) is no letter:
+    it stays, so the sequence is stripped whole.
     """
     out = cps.copy()
+    in_escape = escape_bytes(cps)
     idx = marks.tolist()
     k = 0
     while k < len(idx):
@@ -137,7 +155,7 @@ def compose_marks(cps: np.ndarray, marks: np.ndarray) -> np.ndarray:
         while k < len(idx) and idx[k] == end:
             k += 1
             end += 1
-        if start == 0:
+        if start == 0 or start - 1 in in_escape:
             continue
         run = "".join(map(chr, out[start - 1 : end].tolist()))
         first = unicodedata.normalize("NFC", run)[0]
@@ -156,6 +174,7 @@ class LayoutConfig:
     reflow: bool = False
     continuation: int = DEFAULT_CONTINUATION
     newline: int = DEFAULT_NEWLINE
+    collapse: bool = False  # fold whitespace first (glyphfold.render.collapse)
 
     def __post_init__(self) -> None:
         if self.cols < MIN_COLS:
@@ -190,9 +209,27 @@ class PageLayout:
 class Layout:
     """Iterate the pages of one text; ``dropped`` holds the per-rule counts after."""
 
-    def __init__(self, cps: np.ndarray, config: LayoutConfig, *, with_src: bool = False) -> None:
+    def __init__(
+        self,
+        cps: np.ndarray,
+        config: LayoutConfig,
+        *,
+        with_src: bool = False,
+        kernels: bool | None = None,
+    ) -> None:
         self.config = config
         self.with_src = with_src
+        # numba kernels or the numpy path (glyphfold.render.backend decides by default)
+        self.kernels = backend.use_kernels(int(cps.shape[0])) if kernels is None else kernels
+        self.source_cps = cps
+        self.orig: np.ndarray | None = None  # folded offset -> source offset (collapse)
+        self.folded = 0
+        if config.collapse:
+            text = cps.tobytes().decode("utf-32-le", "surrogatepass")
+            folded, self.orig, self.folded = collapse_whitespace(
+                text, reflow=config.reflow, tab_size=config.tab_size
+            )
+            cps = to_codepoints(folded)
         self.cls = class_table(cps)
         # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
         if cps.shape[0] and int(cps.max()) >= 0x300:
@@ -205,8 +242,14 @@ class Layout:
 
     @property
     def dropped(self) -> dict[str, int]:
-        """Characters dropped by rule so far, by rule name (zero counts omitted)."""
-        return {name: int(v) for name, v in zip(RULES, self._counts, strict=True) if v}
+        """Characters dropped by rule so far, by rule name (zero counts omitted).
+
+        With ``collapse``, ``"whitespace"`` counts the source characters folded away.
+        """
+        out = {name: int(v) for name, v in zip(RULES, self._counts, strict=True) if v}
+        if self.folded:
+            out["whitespace"] = self.folded
+        return out
 
     def pages(self, *, reuse: bool = False) -> Iterator[PageLayout]:
         """Yield pages in order.
@@ -217,23 +260,26 @@ class Layout:
         """
         cfg = self.config
         n = int(self.cps.shape[0])
+        self._counts[:] = 0  # each pass counts afresh: ``dropped`` is the last pass's
         state = np.zeros(K.N_STATE, dtype=np.int64)
         src_shape = (cfg.rows, cfg.cols) if self.with_src else (0, 0)
         grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
         src = np.empty(src_shape, dtype=np.int64)
         row_start = np.empty(cfg.rows, dtype=np.int64)
+        if self.kernels:
+            layout_page = backend.kernels().layout_page
+            args = (self.cps, self.cls, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
+        else:
+            vec = vector.VectorLayout(self.cps, self.cls, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
+            layout_page, args = vec.page, ()
         start = 0
         while start < n:
             if not reuse:
                 grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
                 src = np.empty(src_shape, dtype=np.int64)
                 row_start = np.empty(cfg.rows, dtype=np.int64)
-            used = K.layout_page(
-                self.cps,
-                self.cls,
-                FOLD_KEYS,
-                FOLD_OFF,
-                FOLD_CHARS,
+            used = layout_page(
+                *args,
                 cfg.tab_size,
                 cfg.reflow,
                 cfg.continuation,
@@ -250,14 +296,21 @@ class Layout:
             if used == 0:
                 return
             end = int(state[K.S_POS])
-            yield PageLayout(
-                grid=grid,
-                n_rows=int(used),
-                row_start=row_start[:used],
-                span=(start, end),
-                src=src if self.with_src else None,
-            )
+            yield self._page(grid, int(used), row_start[:used], (start, end), src)
             start = end
+
+    def _page(self, grid, n_rows, row_start, span, src) -> PageLayout:
+        """A laid-out page, its offsets mapped back to the source when it was folded."""
+        src = src if self.with_src else None
+        orig = self.orig
+        if orig is not None:
+            # offset 0 stays 0: what was folded away before the first kept character
+            # belongs to the first row
+            row_start = np.where(row_start == 0, 0, orig[row_start])
+            span = (int(orig[span[0]]) if span[0] else 0, int(orig[span[1]]))
+            if src is not None:
+                src = np.where(src >= 0, orig[np.maximum(src, 0)], -1)
+        return PageLayout(grid=grid, n_rows=n_rows, row_start=row_start, span=span, src=src)
 
 
 def layout_text(
@@ -270,8 +323,14 @@ def layout_text(
     continuation: int = DEFAULT_CONTINUATION,
     newline: int = DEFAULT_NEWLINE,
     with_src: bool = False,
+    kernels: bool | None = None,
+    collapse: bool = False,
 ) -> tuple[list[PageLayout], dict[str, int]]:
-    """Lay out ``text`` into pages; return (pages, dropped-by-rule counts)."""
+    """Lay out ``text`` into pages; return (pages, dropped-by-rule counts).
+
+    ``kernels`` picks the numba kernels (True) or the numpy path (False); by
+    default :mod:`glyphfold.render.backend` decides.
+    """
     cfg = LayoutConfig(
         cols=cols,
         rows=rows,
@@ -279,7 +338,8 @@ def layout_text(
         reflow=reflow,
         continuation=continuation,
         newline=newline,
+        collapse=collapse,
     )
-    lay = Layout(to_codepoints(text), cfg, with_src=with_src)
+    lay = Layout(to_codepoints(text), cfg, with_src=with_src, kernels=kernels)
     pages = list(lay.pages())
     return pages, lay.dropped

@@ -17,16 +17,20 @@ def warm_up(
 ) -> threading.Thread | None:
     """Load numba, the cached kernels, the fonts and the glyph atlas now.
 
-    A fresh process spends about a second on its first render even with a warm
-    numba cache (numba initialises its typing registries and imports scipy when
-    it is installed). Call this when the harness starts, with ``background=True``
-    to do it on a daemon thread, so a context overflow later renders in
-    milliseconds. Returns the thread when ``background`` is set, else None.
+    Without it a process renders on the numpy path until the kernels pay for
+    themselves (see :mod:`glyphfold.render.backend`). A long-running harness that
+    will render a lot calls this at start-up, with ``background=True`` to do it on
+    a daemon thread: the kernels then load (about a second of CPU with a warm
+    cache, a few seconds to compile on a machine's first run) before a context
+    overflow needs them, and every render after uses them. Returns the thread
+    when ``background`` is set, else None.
     """
 
     def run() -> None:
+        from glyphfold.render import backend
         from glyphfold.render.api import render_text
 
+        backend.kernels()
         render_text(_WARM_TEXT, profile=profile, shape=shape)
 
     if not background:

@@ -1,6 +1,7 @@
 """Naive pure-Python references for the render kernels (slow, obviously right).
 
-The kernels in ``glyphfold.render._kernels`` must produce exactly what these do.
+The kernels in ``glyphfold.render._kernels`` and the numpy path in
+``glyphfold.render.vector`` must produce exactly what these do.
 They are written differently on purpose: layout tokenises the string with
 regular expressions first, then flows tokens into rows; blit and pack loop
 pixel by pixel.
@@ -13,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
-from glyphfold.render import _kernels as K
+from glyphfold.render import codes as K
 from glyphfold.render.emoji import FOLD
 from glyphfold.render.layout import RULES, classify
 
@@ -101,7 +102,7 @@ def naive_layout(
     tab_size: int = 8,
     reflow: bool = False,
     continuation: int = 0x21AA,
-    newline: int = 0x21B5,
+    newline: int = 0x258C,
 ) -> tuple[list[dict], dict[str, int]]:
     """Return (pages, dropped); each page has grid, src, row_start, span."""
     dropped = dict.fromkeys(RULES, 0)
@@ -209,3 +210,55 @@ def naive_pack(pixels: np.ndarray, bits: int) -> bytes:
         bitstr += "0" * (-len(bitstr) % 8)
         out += bytes(int(bitstr[i : i + 8], 2) for i in range(0, len(bitstr), 8))
     return bytes(out)
+
+
+_BREAKS = "\n\r\x85\u2028\u2029"
+
+
+def naive_collapse(text: str, *, reflow: bool = False, tab_size: int = 8) -> tuple[str, list[int]]:
+    """Whitespace folding, character by character: (folded text, source offset per char + n)."""
+    # 1. cut into (content, break) lines by walking the string
+    lines: list[tuple[int, int, int]] = []  # content start, content end, break end
+    i = 0
+    n = len(text)
+    while i < n:
+        j = i
+        while j < n and text[j] not in _BREAKS:
+            j += 1
+        k = j + 2 if text.startswith("\r\n", j) else min(j + 1, n) if j < n else j
+        lines.append((i, j, k))
+        i = k
+    out: list[tuple[str, int]] = []
+    pending_blank: tuple[int, int] | None = None
+    seen = False
+    for a, b, k in lines:
+        end = b
+        while end > a and text[end - 1] in " \t":
+            end -= 1
+        if end == a:
+            if seen and pending_blank is None:
+                pending_blank = (b, k)
+            continue
+        if pending_blank is not None and not reflow:
+            out += [(text[x], x) for x in range(*pending_blank)]
+        pending_blank = None
+        x = a
+        col = 0
+        while x < end and text[x] in " \t":
+            col = (col // tab_size + 1) * tab_size if text[x] == "\t" else col + 1
+            x += 1
+        out += [(" ", a)] * ((col + 1) // 2)
+        while x < end:
+            if text[x] in " \t":
+                y = x
+                while y < end and text[y] in " \t":
+                    y += 1
+                out.append((" ", x))  # a run (or a lone tab) is one space
+                x = y
+            else:
+                out.append((text[x], x))
+                x += 1
+        out += [(text[x], x) for x in range(b, k)]
+        seen = True
+    folded = "".join(c for c, _ in out)
+    return folded, [o for _, o in out] + [n]

@@ -11,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 # The render engine draws these two marks with the glyphs at these codepoints,
-# which every bundled font covers.
-NEWLINE_CODEPOINT = 0x21B5  # ↵ DOWNWARDS ARROW WITH CORNER LEFTWARDS: a hard line break
+# which every bundled font covers (glyphfold.render.atlas draws a stand-in when a
+# font chain has no glyph for them). Chosen by whole-page OCR (docs/rendering.md,
+# "Marks"): a reader must take neither for a letter.
+NEWLINE_CODEPOINT = 0x258C  # ▌ LEFT HALF BLOCK: a line break folded into the text (reflow)
 CONTINUATION_CODEPOINT = 0x21AA  # ↪ RIGHTWARDS ARROW WITH HOOK: a wrapped line goes on
 REPLACEMENT_CODEPOINT = 0xFFFD  # � drawn as a box: no font covers the character
 

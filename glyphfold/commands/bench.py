@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,37 +16,7 @@ class BenchError(GlyphfoldError, RuntimeError):
 
 HELP = "time glyphfold against Pillow line-by-line rendering (ms/page, chars/s, ratios)"
 
-# The kernels a render goes through (checked for recompilation in a fresh process).
-KERNELS = (
-    "layout_page",
-    "skip_dropped",
-    "collect_unclassified",
-    "collect_unmapped",
-    "blit_page",
-    "blit_page_u64",
-    "pack_rows",
-    "pack_rows_1bit_u64",
-    "pack_rows_2bit_u64",
-    "blit_bits",
-    "blit_page_stream",
-)
-
-_CHILD = """
-import json, sys, time
-t0 = time.perf_counter()
-from glyphfold.render import _kernels as K
-from glyphfold.render.api import render_text
-t1 = time.perf_counter()
-res = render_text(sys.argv[1], profile=sys.argv[2], font=sys.argv[3] or None)
-t2 = time.perf_counter()
-hits = misses = 0
-for name in __KERNELS__:
-    st = getattr(K, name).stats
-    hits += sum(st.cache_hits.values())
-    misses += sum(st.cache_misses.values())
-print(json.dumps({"import_ms": (t1 - t0) * 1e3, "first_page_ms": (t2 - t1) * 1e3,
-                  "cache_hits": hits, "cache_misses": misses, "pages": len(res.pages)}))
-""".replace("__KERNELS__", repr(KERNELS))
+FIRST_PAGE_CHARS = 20_000  # a tool-result-sized first render (three default pages)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,18 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="glyphfold runs (best is kept)")
     parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-process runs")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def _load_baseline():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "baseline_pillow.py"
-    if not path.is_file():
-        msg = f"benchmarks/baseline_pillow.py not found at {path}; run from a source checkout"
-        raise InputError(msg)
-    spec = importlib.util.spec_from_file_location("glyphfold_baseline_pillow", path)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
 
 
 def _batched(steps, batch: int = 20) -> list[float]:
@@ -105,32 +58,32 @@ def _best_batches(run, repeat: int) -> float:
     return sum(best)
 
 
-def _fresh_process(text: str, profile: str, font: str, cache_dir: str) -> dict:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, text, profile, font],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
-    if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        msg = f"the fresh-process run failed (exit {proc.returncode}): {tail}"
-        raise BenchError(msg)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def _fresh(text: str, profile: str, font: str, repeat: int) -> dict[str, dict]:
+    """Fresh-process first renders (auto and forced kernels) and the baselines, as dicts."""
+    from glyphfold.commands import _bench_fresh as F
+
+    out: dict[str, dict] = {}
+    cases = [("auto", "first page"), ("numba", "first page, kernels forced")]
+    try:
+        for backend, label in cases:
+            for cache, r in F.render_runs(
+                text, profile=profile, font=font, backend=backend, repeat=repeat
+            ).items():
+                out[f"{label}, {cache}"] = {"cpu_s": r.cpu_s, "wall_s": r.wall_s, **r.info}
+        for label, r in F.baseline_runs(repeat=repeat).items():
+            out[label] = {"cpu_s": r.cpu_s, "wall_s": r.wall_s}
+    except F.FreshProcessError as exc:
+        raise BenchError(str(exc)) from None
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison and print the table; return 0."""
-    import numpy as np
-
     from glyphfold.fonts.raster import FontFace
     from glyphfold.fonts.resolve import find_system_font
-    from glyphfold.render.api import atlas_for, render_text, resolve_setup
-    from glyphfold.render.layout import Layout, to_codepoints
-    from glyphfold.render.page import blit
+    from glyphfold.render.api import render_text, resolve_setup
+    from glyphfold.render.encode import DEFAULT_LEVEL
+    from glyphfold.render.page import PageWriter, prepare
     from glyphfold.samples.mixed_text import mixed_transcript
 
     if args.chars < 1000:
@@ -142,6 +95,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(msg)
     text = mixed_transcript(args.chars)
     opts = {"profile": args.profile, "shape": args.shape, "font": font}
+    # the comparison times the engine's steady state: the numba kernels, loaded and warm
+    # (a fresh process's first render is what the fresh-process rows measure)
+    from glyphfold.render import backend
+
+    backend.kernels()
     setup = resolve_setup(**opts)
     cfg = setup.config
 
@@ -155,18 +113,16 @@ def run(args: argparse.Namespace) -> int:
     n_pages = len(res.pages)
     t_e2e = min(e2e)
 
-    # pixel stage: layout + blit into one reused page buffer
-    atlas = atlas_for(setup)
-    cps = to_codepoints(text)
-    page_w = cfg.cols * setup.cell_w
-    buf = np.full((cfg.rows * setup.cell_h, -(-page_w // 8) * 8), 255, dtype=np.uint8)
+    # pixel stage: layout + blit of the 8-bit page into the renderer's reused buffer,
+    # through the renderer's own page writer
+    atlas, lay = prepare(setup, text)
+    writer = PageWriter(setup, atlas, level=DEFAULT_LEVEL, max_bytes=None, keep_pixels=True)
 
     def pixel_stage() -> list[float]:
-        lay = Layout(cps, cfg)  # classification is done once per text, outside the timing
-        return _batched(blit(pl, atlas, buf) for pl in lay.pages(reuse=True))
+        return _batched(writer.draw(pl) for pl in lay.pages(reuse=True))
 
     def memset() -> list[float]:
-        return _batched(buf.fill(255) for _ in range(n_pages))
+        return _batched(writer.buf.fill(255) for _ in range(n_pages))
 
     # Both are timed in batches of pages and each batch keeps its best run, so a
     # run preempted on a busy machine does not count against one side only.
@@ -184,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
     t_default = min(runs)
 
     # (a) Pillow line by line + PNG at Pillow's default level
-    baseline = _load_baseline()
+    from glyphfold.commands import _bench_pillow as baseline
+
     face = FontFace(Path(font), cell_w=setup.cell_w, cell_h=setup.cell_h, mono=setup.bits == 1)
     font_px = face._sizing(False)[0]
     limit = args.baseline_pages or None
@@ -199,10 +156,7 @@ def run(args: argparse.Namespace) -> int:
 
     fresh = {}
     if not args.no_fresh:
-        sample = text[: cfg.cols * cfg.rows // 2]
-        with tempfile.TemporaryDirectory(prefix="glyphfold-numba-") as cache:
-            fresh["cold"] = _fresh_process(sample, args.profile, font, cache)
-            fresh["warm"] = _fresh_process(sample, args.profile, font, cache)
+        fresh = _fresh(text[:FIRST_PAGE_CHARS], args.profile, "", max(1, min(args.repeat, 3)))
 
     gf_ms_page = t_e2e * 1e3 / n_pages
     report = {
@@ -263,10 +217,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'memset floor (one page)':34s}{report['memset_ms_per_page']:10.3f}")
     print(f"speedup vs Pillow: {report['speedup_vs_pillow']:.1f}x (target >= 50x)")
     print(f"pixel stage / memset: {report['pixel_stage_vs_memset']:.2f}x (target <= 5x)")
-    for kind, r in fresh.items():
-        print(
-            f"fresh process, {kind} numba cache: first page {r['first_page_ms']:.1f} ms "
-            f"(import {r['import_ms']:.1f} ms), kernel cache hits {r['cache_hits']}, "
-            f"misses {r['cache_misses']}"
-        )
+    if fresh:
+        print(f"fresh process, {FIRST_PAGE_CHARS:,} chars (whole-process CPU / wall):")
+    for label, r in fresh.items():
+        line = f"  {label:44s}{r['cpu_s']:7.3f} s CPU {r['wall_s']:7.3f} s wall"
+        if "backend" in r:
+            line += f"  ({r['backend']}, kernel cache misses {r['cache_misses']})"
+        print(line)
     return 0

@@ -46,6 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--page", default=None, metavar="WxH", help="page size in px")
     parser.add_argument("--bits", type=int, default=None, choices=(1, 2, 4, 8))
     parser.add_argument("--reflow", action="store_true", help="fold newlines into a glyph")
+    parser.add_argument(
+        "--collapse",
+        action="store_true",
+        help="fold whitespace runs and blank lines, halve indentation (docs/rendering.md)",
+    )
+    parser.add_argument(
+        "--margin", type=int, default=None, metavar="PX", help="paper around the text (default 8)"
+    )
     add_json(parser, "pages, chars, sizes, image tokens vs text tokens, files")
 
 
@@ -92,6 +100,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "page": args.page,
         "bits": args.bits,
         "reflow": args.reflow,
+        "collapse": args.collapse,
+        "margin": args.margin,
     }
 
 

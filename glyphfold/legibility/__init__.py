@@ -617,9 +617,10 @@ def measure_text(
             )  # fmt: skip
             continue
         start = time.perf_counter()
-        # glyphfold pages have no margin: the cell grid starts at row 0
+        # the cell grid starts below the page's top margin
         read = "\n".join(
-            engine.read(page, pitch_px=pitch_px, offset_px=0, lang=lang) for page in pages
+            engine.read(page, pitch_px=pitch_px, offset_px=rendered.margin, lang=lang)
+            for page in pages
         )
         ocr_ms = (time.perf_counter() - start) * 1000
         matched, total = identifier_matches(text, read)

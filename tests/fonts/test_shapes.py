@@ -99,9 +99,9 @@ def test_cli_lists_every_shape_for_every_vision_profile(capsys: pytest.CaptureFi
     assert len(rows) == len(SHAPES) * len(vision)
     for row in rows:
         prof, shape = get_profile(row["profile"]), get_shape(row["shape"])
-        assert row["chars_per_page"] == shape.chars_per_page(*prof.default_page)
-        # the page as render_text draws it (whole rows of cells), priced as billed
+        # the page as render_text draws it (margins, whole rows of cells), priced as billed
         setup = resolve_setup(profile=prof, shape=shape)
+        assert row["chars_per_page"] == setup.config.cols * setup.config.rows
         assert row["page"] == list(page_size(setup, setup.config.rows))
         assert row["image_tokens_per_page"] == prof.cost(*row["page"])
         assert row["chars_per_image_token"] == pytest.approx(
@@ -126,7 +126,7 @@ def test_cli_table_and_filters(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     body = [line for line in out.splitlines() if line.startswith("dense ")]
     assert len(body) == 1
-    assert "18,792" in body[0] and "anthropic" in body[0]
+    assert "18,318" in body[0] and "anthropic" in body[0]  # 258 x 71 cells inside the margins
     assert "dense: Readers with strong vision" in out
 
 
@@ -162,9 +162,9 @@ def test_cli_prices_a_custom_page_and_flags_downscaling(capsys: pytest.CaptureFi
     rows = json.loads(capsys.readouterr().out)
     for row in rows:
         prof = get_profile(row["profile"])
-        multiple = prof.page_multiple_px
-        assert row["page"] == [-(-1000 // multiple) * multiple, -(-496 // multiple) * multiple]
-        assert row["chars_per_page"] == (1000 // 8) * (500 // 16)
+        setup = resolve_setup(profile=prof, shape="regular", page=(1000, 500))
+        assert row["page"] == list(page_size(setup, setup.config.rows))
+        assert row["chars_per_page"] == setup.config.cols * setup.config.rows
         assert row["image_tokens_per_page"] == prof.cost(*row["page"])
         assert row["native"] == prof.fits(*row["page"])
     assert main(["shapes", "--page", "4000x4000", "--profile", "anthropic"]) == 0

@@ -37,16 +37,18 @@ def _norm(s: str) -> str:
 
 def page_cer(ocr, page, source: str) -> float:
     """Character error rate of the first ROWS rows (COLS columns) of a page."""
+    from glyphfold.render.api import resolve_setup
     from glyphfold.render.profiles import get_profile
     from glyphfold.render.shapes import get_shape
     from PIL import Image
 
     img = Image.open(io.BytesIO(page.png)).convert("L")
-    cell_h = page.height // page.rows
-    cell_w = get_shape(get_profile("anthropic").default_shape).cell_w
+    shape = get_shape(get_profile("anthropic").default_shape)
+    cell_w, cell_h = shape.cell_w, shape.cell_h
+    m = resolve_setup().margin  # the cells sit m px in from the top-left corner
     errors = total = 0
     for row in range(ROWS):
-        crop = img.crop((0, row * cell_h, cell_w * COLS, (row + 1) * cell_h))
+        crop = img.crop((m, m + row * cell_h, m + cell_w * COLS, m + (row + 1) * cell_h))
         crop = crop.resize((crop.width * 2, crop.height * 2), Image.BICUBIC)
         canvas = Image.new("L", (crop.width + 16, crop.height + 16), 255)
         canvas.paste(crop, (8, 8))

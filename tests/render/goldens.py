@@ -5,7 +5,8 @@ Regenerate only when a rendering change is intended, then look at the images:
     .venv/bin/python -m tests.render.goldens
 
 Each case renders a fixed string with a fixed system font (Debian packages
-fonts-dejavu-core and fonts-unifont) into tests/render/golden/<name>.png.
+fonts-dejavu-core and fonts-unifont) into tests/render/golden/<name>.png, with the
+default 8-px margin (each page is its grid plus 16 px each way).
 """
 
 from __future__ import annotations
@@ -21,28 +22,28 @@ CASES: dict[str, dict] = {
         "text": "The quick brown fox 0O 1lI 5S 8B {}[]\ndef f(x): return x**2  # ok",
         "font": DEJAVU,
         "cell": "8x16",
-        "page": "320x64",
+        "page": "336x80",
         "bits": 4,
     },
     "dejavu-mono-1bit": {
         "text": "The quick brown fox 0O 1lI 5S 8B {}[]\ndef f(x): return x**2  # ok",
         "font": DEJAVU,
         "cell": "8x16",
-        "page": "320x64",
+        "page": "336x80",
         "bits": 1,
     },
     "unifont-cjk": {
         "text": "漢字かなカナ한국어\nΩμέγα Жизнь déjà",
         "font": UNIFONT,
         "cell": "8x16",
-        "page": "160x64",
+        "page": "176x80",
         "bits": 1,
     },
     "fold-wrap-tabs": {
         "text": "status:\t✓ done ❌ failed ⚠ warn 🎉 and a long line that wraps\nnext",
         "font": DEJAVU,
         "cell": "7x14",
-        "page": "140x84",
+        "page": "156x100",
         "bits": 2,
     },
 }

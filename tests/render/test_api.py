@@ -17,7 +17,8 @@ from glyphfold.errors import EncodeError, InputError, LayoutError, UnknownProfil
 
 
 def _render(text, **kw):
-    opts = {"font": kw.pop("font"), "cell": "8x16", "page": "160x64", "bits": 8}
+    # margin 0: these tests count cells against the page size
+    opts = {"font": kw.pop("font"), "cell": "8x16", "page": "160x64", "bits": 8, "margin": 0}
     opts.update(kw)
     return render_text(text, **opts)
 
@@ -178,7 +179,11 @@ def test_warm_up_fills_the_atlas_and_can_run_in_background():
 @pytest.mark.parametrize("keep", [False, True])
 def test_pages_are_padded_to_the_providers_size_multiple(keep):
     """qwen-vl resizes to multiples of 28 px: pages get paper margins so none is resampled."""
+    from glyphfold.render.api import resolve_setup
+
     prof = get_profile("qwen-vl")
+    setup = resolve_setup(profile="qwen-vl")
+    m, cw, ch = setup.margin, setup.cell_w, setup.cell_h
     text = "\n".join(f"line {i}: " + "abc " * (i % 50) for i in range(100))
     res = render_text(text, profile="qwen-vl", keep_pixels=keep)
     assert len(res.pages) > 1
@@ -187,13 +192,50 @@ def test_pages_are_padded_to_the_providers_size_multiple(keep):
         assert prof.fits(p.width, p.height)
         px = _decode(p.png)
         assert px.shape == (p.height, p.width)
-        assert (px[:, 142 * 11 :] == 255).all(), "right margin is paper"
-        assert (px[p.rows * 16 :] == 255).all(), "bottom margin is paper"
+        assert (px[:, m + setup.config.cols * cw :] == 255).all(), "right margin is paper"
+        assert (px[m + p.rows * ch :] == 255).all(), "bottom margin is paper"
+        assert (px[:m] == 255).all() and (px[:, :m] == 255).all(), "top and left margins"
         if keep:
             np.testing.assert_array_equal(px, p.pixels)
     a = render_text(text, profile="qwen-vl")
     b = render_text(text, profile="qwen-vl", keep_pixels=True)
     assert [p.png for p in a.pages] == [p.png for p in b.pages]
+
+
+@pytest.mark.parametrize("margin", [0, 5, 8, 24])
+@pytest.mark.parametrize("bits", [1, 2, 8])
+@pytest.mark.parametrize("backend_mode", ["numba", "numpy"])
+def test_margins_are_paper_around_the_naive_page(monkeypatch, dejavu, margin, bits, backend_mode):
+    """A page with an m-px margin is the naive page framed by m px of paper on every side,
+    inside the same image size budget (the grid shrinks, the page does not grow)."""
+    from glyphfold.render.api import atlas_for, resolve_setup
+
+    from tests.naive import naive_blit, naive_layout
+
+    monkeypatch.setenv("GLYPHFOLD_RENDER_BACKEND", backend_mode)
+    kw = {"font": dejavu, "cell": "8x16", "page": "200x96", "bits": bits, "margin": margin}
+    text = "margin test 国语 ✓\twith a line that wraps around the right edge\nnext"
+    res = render_text(text, keep_pixels=bits != 1, **kw)
+    setup = resolve_setup(**kw)
+    cfg = setup.config
+    assert cfg.cols == (200 - 2 * margin) // 8 and cfg.rows == (96 - 2 * margin) // 16
+    want, _ = naive_layout(text, cols=cfg.cols, rows=cfg.rows)
+    atlas = atlas_for(setup)
+    for page, ref in zip(res.pages, want, strict=True):
+        inner = naive_blit(ref["grid"], atlas.table, atlas.cells)
+        framed = np.full((inner.shape[0] + 2 * margin, inner.shape[1] + 2 * margin), 255, np.uint8)
+        framed[margin : margin + inner.shape[0], margin : margin + inner.shape[1]] = inner
+        assert (page.width, page.height) == (framed.shape[1], framed.shape[0])
+        np.testing.assert_array_equal(_decode(page.png), framed)
+
+
+def test_bad_margins_are_rejected(dejavu):
+    """A negative, fractional or page-eating margin is one LayoutError naming it."""
+    for bad in (-1, 2.5, True, 300):
+        with pytest.raises(LayoutError, match="margin"):
+            render_text("x", font=dejavu, margin=bad)
+    with pytest.raises(LayoutError, match="50-px margins"):
+        render_text("x", font=dejavu, cell="8x16", page="160x64", margin=50)
 
 
 _TEXTS = st.lists(
@@ -213,6 +255,7 @@ def test_pages_equal_the_naive_pipeline(dejavu, text, bits, reflow):
     from tests.naive import naive_blit, naive_layout
 
     kw = {"font": dejavu, "cell": "8x16", "page": "128x48", "bits": bits, "reflow": reflow}
+    kw["margin"] = 0  # naive_blit draws the cells alone (margins: the test above)
     res = render_text(text, **kw)
     setup = resolve_setup(**kw)
     atlas = atlas_for(setup)

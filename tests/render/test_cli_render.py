@@ -84,7 +84,7 @@ def test_stdin_and_reflow(tmp_path, monkeypatch, capsys, dejavu):
         main(["render", "-", "--out", str(out), "--font", str(dejavu), "--reflow", "--json"]) == 0
     )
     data = json.loads(capsys.readouterr().out)
-    assert data["pages"] == 1 and data["height"] == 16
+    assert data["pages"] == 1 and data["height"] == 16 + 2 * 8  # one row + its margins
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,19 @@ def test_bench_kernel_list_names_real_kernels():
     """Every kernel the fresh-process check inspects exists in the kernel module."""
     from glyphfold.render import _kernels as K
 
-    from glyphfold.commands.bench import KERNELS
+    from glyphfold.commands._bench_fresh import KERNELS
 
     for name in KERNELS:
         assert callable(getattr(K, name, None)), name
+
+
+def test_bench_fresh_processes_report_cpu(tmp_path):
+    """The fresh-process runs read whole-process CPU; small first renders skip numba."""
+    from glyphfold.commands import _bench_fresh as F
+
+    runs = F.render_runs("first page\n" * 50, profile="anthropic", repeat=1)
+    for r in runs.values():
+        assert r.cpu_s > 0 and r.wall_s > 0
+        assert r.info["backend"] == "numpy" and not r.info["numba_imported"]
+    base = F.baseline_runs(repeat=1)
+    assert set(base) == set(F.BASELINES) and all(r.cpu_s > 0 for r in base.values())

@@ -1,10 +1,15 @@
-"""Blit and pack kernels against the naive references (same pixels with the JIT off too)."""
+"""Blit and pack kernels and the numpy path against the naive references.
+
+Every drawing test runs on both paths (``kernels`` True: numba, False: numpy);
+the suite also runs with ``NUMBA_DISABLE_JIT=1``.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from glyphfold.render import _kernels as K
+from glyphfold.render import vector
 from glyphfold.render.atlas import Atlas
 from glyphfold.render.layout import layout_text, to_codepoints
 from glyphfold.render.page import blit
@@ -12,6 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.naive import naive_blit, naive_pack
+
+PATHS = pytest.mark.parametrize("kernels", [True, False], ids=["numba", "numpy"])
 
 
 @pytest.fixture(scope="module")
@@ -32,20 +39,22 @@ def _prepared(atlas: Atlas, text: str):
     "text",
     ["Hello, world!", "wide 国语 and ｱ kana\nnext line that wraps around the edge", "\t✓ done\n"],
 )
-def test_blit_matches_naive(atlas, text):
+@PATHS
+def test_blit_matches_naive(atlas, text, kernels):
     """blit_page copies exactly the atlas cells the naive loop does, wide halves included."""
     for page in _prepared(atlas, text):
-        got = blit(page, atlas)
+        got = blit(page, atlas, kernels=kernels)
         want = naive_blit(page.grid[: page.n_rows].tolist(), atlas.table, atlas.cells)
         assert got.shape == (page.n_rows * 16, 16 * 8)
         np.testing.assert_array_equal(got, want)
 
 
-def test_blit_reuses_a_preallocated_page(atlas):
+@PATHS
+def test_blit_reuses_a_preallocated_page(atlas, kernels):
     """A buffer passed in is drawn into (no allocation) and a short page hugs its rows."""
     (page,) = _prepared(atlas, "one row")
     buf = np.zeros((4 * 16, 16 * 8), dtype=np.uint8)
-    got = blit(page, atlas, buf)
+    got = blit(page, atlas, buf, kernels=kernels)
     assert got.shape == (16, 128)
     assert np.shares_memory(got, buf)
 
@@ -65,6 +74,8 @@ def test_pack_rows_matches_naive(bits, h, w, seed):
     out = np.empty((h, 1 + (w * bits + 7) // 8), dtype=np.uint8)
     K.pack_rows(pixels, h, bits, out)
     assert out.tobytes() == naive_pack(pixels, bits)
+    vector.pack_rows(pixels, h, bits, out)
+    assert out.tobytes() == naive_pack(pixels, bits)
 
 
 @settings(max_examples=40, deadline=None)
@@ -83,10 +94,13 @@ def test_u64_packers_match_naive(bits, h, words, seed):
     kernel = K.pack_rows_1bit_u64 if bits == 1 else K.pack_rows_2bit_u64
     kernel(pixels.view(np.uint64), h, out)
     assert out.tobytes() == naive_pack(pixels, bits)
+    vector.pack_rows(pixels, h, bits, out)
+    assert out.tobytes() == naive_pack(pixels, bits)
 
 
+@PATHS
 @pytest.mark.parametrize(("cw", "ch"), [(6, 10), (7, 14), (11, 16), (12, 16), (17, 20)])
-def test_word_stream_blit_matches_naive(dejavu, unifont, cw, ch):
+def test_word_stream_blit_matches_naive(dejavu, unifont, cw, ch, kernels):
     """Any cell width: the 64-bit word-stream blit draws what the naive loop draws."""
     from glyphfold.render.layout import class_table
 
@@ -97,14 +111,15 @@ def test_word_stream_blit_matches_naive(dejavu, unifont, cw, ch):
     atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, *map(ord, "[OK]")))
     for page in pages:
         buf = np.full((3 * ch, -(-13 * cw // 8) * 8), 7, dtype=np.uint8)
-        got = blit(page, atlas, buf)
+        got = blit(page, atlas, buf, kernels=kernels)
         want = naive_blit(page.grid[: page.n_rows].tolist(), atlas.table, atlas.cells)
         np.testing.assert_array_equal(got, want)
         assert (buf[page.n_rows * ch :] == 7).all(), "rows below the page are untouched"
 
 
+@PATHS
 @pytest.mark.parametrize(("cw", "ch"), [(6, 10), (8, 16), (11, 16), (17, 20)])
-def test_bit_blit_matches_naive_blit_then_pack(dejavu, unifont, cw, ch):
+def test_bit_blit_matches_naive_blit_then_pack(dejavu, unifont, cw, ch, kernels):
     """blit_bits writes exactly the naive page packed at 1 bpp (padding bits are paper)."""
     from glyphfold.render.layout import class_table
     from glyphfold.render.page import blit_scanlines
@@ -116,19 +131,20 @@ def test_bit_blit_matches_naive_blit_then_pack(dejavu, unifont, cw, ch):
     atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, *map(ord, "[OK]")))
     for page in pages:
         out = np.empty((3 * ch, 1 + (13 * cw + 7) // 8), dtype=np.uint8)
-        got = blit_scanlines(page, atlas, out)
+        got = blit_scanlines(page, atlas, out, kernels=kernels)
         pixels = naive_blit(page.grid[: page.n_rows].tolist(), atlas.table, atlas.cells)
         padded = np.full((pixels.shape[0], -(-pixels.shape[1] // 8) * 8), 255, np.uint8)
         padded[:, : pixels.shape[1]] = pixels
         assert got.tobytes() == naive_pack(padded, 1)
 
 
-def test_unaligned_page_uses_the_reference_blit(atlas):
+@PATHS
+def test_unaligned_page_uses_the_reference_blit(atlas, kernels):
     """A page view whose rows are not whole 64-bit words is drawn by blit_page, identically."""
     pages = _prepared(atlas, "odd buffer 国语 ✓")
     for page in pages:
         buf = np.zeros((4 * 16, 16 * 8 + 3), dtype=np.uint8)  # 131 px: not a word multiple
-        got = blit(page, atlas, buf)
+        got = blit(page, atlas, buf, kernels=kernels)
         want = naive_blit(page.grid[: page.n_rows].tolist(), atlas.table, atlas.cells)
         np.testing.assert_array_equal(got, want)
         assert not buf[:, 128:].any(), "columns past the page are untouched"

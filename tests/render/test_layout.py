@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from glyphfold.render import _kernels as K
+from glyphfold.render import codes as K
 from glyphfold.render.layout import LayoutConfig, layout_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -130,9 +130,16 @@ def test_impossible_geometry_is_rejected(cols, rows, named):
         LayoutConfig(cols=cols, rows=rows)
 
 
-def _assert_matches_naive(text, cols, rows, tab_size, reflow):
+def _assert_matches_naive(text, cols, rows, tab_size, reflow, kernels=None):
     got, dropped = layout_text(
-        text, cols=cols, rows=rows, tab_size=tab_size, reflow=reflow, with_src=True, newline=NL
+        text,
+        cols=cols,
+        rows=rows,
+        tab_size=tab_size,
+        reflow=reflow,
+        with_src=True,
+        newline=NL,
+        kernels=kernels,
     )
     want, want_dropped = naive_layout(
         text, cols=cols, rows=rows, tab_size=tab_size, reflow=reflow, newline=NL
@@ -166,9 +173,24 @@ _TEXT = st.lists(_ALPHABET | st.text(max_size=3), max_size=120).map("".join)
     tab=st.integers(1, 8),
     reflow=st.booleans(),
 )
-def test_kernel_matches_naive_reference(text, cols, rows, tab, reflow):
-    """The layout kernel produces exactly the naive tokenise-then-flow reference."""
-    _assert_matches_naive(text, cols, rows, tab, reflow)
+@pytest.mark.parametrize("kernels", [True, False], ids=["numba", "numpy"])
+def test_kernel_matches_naive_reference(kernels, text, cols, rows, tab, reflow):
+    """The layout kernel and the numpy path produce exactly the naive reference."""
+    _assert_matches_naive(text, cols, rows, tab, reflow, kernels=kernels)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lines=st.lists(st.text(alphabet="ab \t国✓\x1b[m\u0301", max_size=60), max_size=30),
+    cols=st.integers(12, 30),
+    rows=st.integers(1, 6),
+    reflow=st.booleans(),
+)
+def test_numpy_path_matches_kernel_on_long_runs(lines, cols, rows, reflow):
+    """Long narrow runs (the numpy path's row slices) wrap and page exactly as the kernel."""
+    text = "\n".join(lines)
+    for kernels in (True, False):
+        _assert_matches_naive(text, cols, rows, 8, reflow, kernels=kernels)
 
 
 @settings(max_examples=150, deadline=None)

@@ -1,0 +1,422 @@
+"""One proxied request: fit, forward, recover from an overflow, answer in the provider's shape."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import Response
+
+import glyphfold
+from glyphfold.errors import GlyphfoldError
+from glyphfold.serve.cache import FitCache
+from glyphfold.serve.config import ServeConfig
+from glyphfold.serve.eventlog import EventLog
+from glyphfold.serve.fit import Fit, FitContext, fit_request, price, recover_request
+from glyphfold.serve.metrics import Metrics
+from glyphfold.serve.providers import ANTHROPIC, OPENAI, Endpoint, error_body
+from glyphfold.serve.recorder import CONVERSATION_HEADER, Recorder, conversation_key, final_reply
+from glyphfold.serve.relay import (
+    MAX_ERROR_BYTES,
+    BodyTooLarge,
+    RelayResponse,
+    read_body,
+    read_upstream,
+    relay,
+)
+from glyphfold.serve.upstream import Upstream, response_headers
+from glyphfold.serve.windows import LearnedWindows, resolve_model, stated_window
+
+__all__ = ["Proxy"]
+
+_PROVIDER_PROFILE = {OPENAI: "openai", ANTHROPIC: "anthropic"}
+# statuses that can carry a context-overflow error (auth, rate limits and 5xx never do)
+_OVERFLOW_STATUSES = frozenset({400, 413, 422})
+# requests up to this size are priced on the event loop (well under a millisecond);
+# bigger ones, and every compaction, run in a worker thread
+_INLINE_PRICING_BYTES = 256 * 1024
+
+
+class UpstreamFailure(Exception):
+    """The upstream could not be reached or answered garbage; carries status and message."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind = status, kind
+
+
+@dataclass
+class Trace:
+    """What happened to one request (headers, the event log and metrics are made from it)."""
+
+    endpoint: str
+    provider: str
+    started: float = field(default_factory=time.perf_counter)
+    upstream_s: float = 0.0
+    model: str | None = None
+    window: str | None = None
+    fit: Fit | None = None
+    recoveries: list[str] = field(default_factory=list)
+    conversation: str | None = None
+    compacted_kind: str | None = None
+
+    def headers(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        f = self.fit
+        if self.window is not None:
+            out["x-glyphfold-window"] = self.window
+        if f is not None and f.tokens_before is not None:
+            out["x-glyphfold-tokens"] = f"{f.tokens_before}->{f.tokens_after}"
+            out["x-glyphfold-rungs"] = ",".join(f.rungs) or "none"
+            out["x-glyphfold-cache"] = f.cache
+        if f is not None and f.failure:
+            out["x-glyphfold-compaction"] = _header_safe(f"could not fit: {f.failure}")
+        if self.recoveries:
+            out["x-glyphfold-recovery"] = _header_safe("; ".join(self.recoveries))
+        if self.conversation is not None:
+            out[CONVERSATION_HEADER] = self.conversation
+        added = max(0.0, time.perf_counter() - self.started - self.upstream_s)
+        out["server-timing"] = (
+            f"glyphfold;dur={added * 1000:.3f}, upstream;dur={self.upstream_s * 1000:.3f}"
+        )
+        return out
+
+
+def _header_safe(text: str, limit: int = 600) -> str:
+    clean = "".join(c if 32 <= ord(c) < 127 else " " for c in text)
+    return clean[:limit]
+
+
+def _parse_json(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+class Proxy:
+    """The proxy's state (config, upstreams, cache, metrics, log, store) and its handlers."""
+
+    def __init__(self, cfg: ServeConfig, *, summarizer: Any = None) -> None:
+        self.cfg = cfg
+        self.metrics = Metrics()
+        self.log = EventLog(cfg.event_log)
+        self.cache = FitCache(cfg.cache_bytes)
+        self.bus = glyphfold.EventBus()  # ladder events stay in this proxy
+        self.summarizer = summarizer
+        self.upstreams: dict[str, Upstream] = {}
+        for provider, url in ((OPENAI, cfg.openai_upstream), (ANTHROPIC, cfg.anthropic_upstream)):
+            if url is not None:
+                self.upstreams[provider] = Upstream(provider, url, cfg)
+        self.recorder = Recorder(cfg.db, self.log) if cfg.db else None
+        self._cpu = asyncio.Semaphore(cfg.compact_workers)
+        self.learned = LearnedWindows()
+
+    async def aclose(self) -> None:
+        """Close the upstream pools, finish store commits, close the log."""
+        for up in self.upstreams.values():
+            await up.aclose()
+        if self.recorder is not None:
+            await self.recorder.aclose()
+        self.log.close()
+
+    # -- helpers -------------------------------------------------------------------
+
+    def error(self, provider: str, status: int, message: str, trace: Trace | None = None,
+              *, code: str | None = None) -> Response:
+        """A provider-shaped error response from the proxy itself."""
+        headers = trace.headers() if trace is not None else {}
+        headers["x-glyphfold-error"] = "proxy"
+        return Response(error_body(provider, status, message, code=code), status,
+                        headers=headers, media_type="application/json")
+
+    async def _in_thread(self, fn: Any, *args: Any) -> Any:
+        async with self._cpu:
+            return await asyncio.to_thread(fn, *args)
+
+    async def _send(self, up: Upstream, request: Request, content: bytes, trace: Trace
+                    ) -> httpx.Response:
+        t = time.perf_counter()
+        try:
+            return await up.send(request.method, request.scope.get("raw_path") or
+                                 request.url.path.encode(), request.scope.get("query_string", b""),
+                                 request.scope["headers"], content)
+        except httpx.TimeoutException as exc:
+            raise UpstreamFailure(504, "timeout", f"glyphfold serve: the upstream "
+                                  f"{up.where} timed out ({type(exc).__name__})") from None
+        except httpx.HTTPError as exc:
+            raise UpstreamFailure(502, "connect", f"glyphfold serve: the upstream {up.where} "
+                                  f"is unreachable ({type(exc).__name__})") from None
+        finally:
+            trace.upstream_s += time.perf_counter() - t
+
+    def _finish(self, trace: Trace, status: int, *, stream: bool = False) -> None:
+        total = time.perf_counter() - trace.started
+        added = max(0.0, total - trace.upstream_s)
+        compacted = bool(trace.fit and trace.fit.compacted)
+        self.metrics.requests.labels(trace.endpoint, str(status)).inc()
+        self.metrics.added_latency.labels(trace.endpoint, str(compacted).lower()).observe(added)
+        f = trace.fit
+        if f is not None and f.compacted and f.tokens_before is not None:
+            kind = trace.compacted_kind or "proactive"
+            self.metrics.compactions.labels(trace.endpoint, kind, f.cache).inc()
+            self.metrics.tokens_saved.labels(trace.endpoint).inc(
+                max(0, f.tokens_before - (f.tokens_after or 0))
+            )
+        self.metrics.cache_bytes.set(self.cache.nbytes)
+        self.log.write(
+            "request", endpoint=trace.endpoint, model=trace.model, status=status, stream=stream,
+            window=trace.window,
+            tokens_before=f.tokens_before if f else None,
+            tokens_after=f.tokens_after if f else None,
+            rungs=list(f.rungs) if f else [], cache=f.cache if f else None,
+            compaction_failure=f.failure if f else None,
+            recoveries=trace.recoveries, conversation=trace.conversation,
+            added_ms=round(added * 1000, 3), upstream_ms=round(trace.upstream_s * 1000, 3),
+        )
+
+    # -- compacting routes -----------------------------------------------------------
+
+    async def compacting(self, request: Request, endpoint: Endpoint) -> Response:
+        """Handle a chat/messages request: fit, forward, recover, relay."""
+        trace = Trace(endpoint.name, endpoint.provider)
+        up = self.upstreams.get(endpoint.provider)
+        if up is None:
+            return self._done(trace, self.error(endpoint.provider, 404, (
+                f"glyphfold serve has no {endpoint.provider} upstream configured")))
+        try:
+            raw = await read_body(request, self.cfg.max_body_bytes)
+        except BodyTooLarge:
+            return self._done(trace, self.error(endpoint.provider, 413, (
+                f"request body is over this proxy's limit of {self.cfg.max_body_bytes} bytes"),
+                code="request_too_large"))
+        body = _parse_json(raw)
+        if not isinstance(body, dict):
+            return self._done(trace, self.error(
+                endpoint.provider, 400, "request body must be a JSON object"))
+        ctx = self._context(endpoint, body, raw, trace)
+        stream = endpoint.can_stream and body.get("stream") is True
+        fit = Fit(raw, endpoint.history(body), None, None)
+        if ctx is not None:
+            fit = await self._fit(ctx, fit)
+        trace.fit = fit
+        if self.recorder is not None and fit.history is not None and endpoint.records:
+            trace.conversation = conversation_key(
+                endpoint.provider, endpoint.history(body), request.headers.get(CONVERSATION_HEADER))
+        try:
+            return await self._forward(request, up, endpoint, ctx, body, trace, stream)
+        except UpstreamFailure as exc:
+            self.metrics.upstream_errors.labels(endpoint.name, exc.kind).inc()
+            return self._done(trace, self.error(endpoint.provider, exc.status, str(exc)))
+
+    def _done(self, trace: Trace, resp: Response, *, stream: bool = False) -> Response:
+        self._finish(trace, resp.status_code, stream=stream)
+        return resp
+
+    def _context(self, endpoint: Endpoint, body: dict[str, Any], raw: bytes, trace: Trace
+                 ) -> FitContext | None:
+        model = body.get("model")
+        if not isinstance(model, str) or endpoint.history(body) is None:
+            return None  # nothing to fit: the upstream judges the request
+        res = resolve_model(model, provider_profile=_PROVIDER_PROFILE[endpoint.provider],
+                            windows=self.cfg.windows, profiles=self.cfg.profiles)
+        res = self.learned.apply(res)
+        trace.model = model
+        trace.window = f"{res.window if res.window is not None else 'unknown'} ({res.source})"
+        budget = glyphfold.effective_context_budget(
+            context_compact_ratio=self.cfg.budget_ratio, context_window=res.window)
+        overhead = endpoint.overhead_text(body)
+        return FitContext(
+            endpoint=endpoint, body=body, raw=raw, model=res, budget=budget,
+            reserve=endpoint.reserve(body), overhead=-(-len(overhead) // 4),
+            rungs=self.cfg.rungs, reactive_rungs=self.cfg.reactive_rungs, cache=self.cache,
+            summarizer=self.summarizer, bus=self.bus,
+        )
+
+    async def _fit(self, ctx: FitContext, unchanged: Fit) -> Fit:
+        try:
+            if len(ctx.raw) <= _INLINE_PRICING_BYTES:
+                priced = price(ctx)  # ~50 us for a small request: no thread hop
+                if priced is not None:
+                    return priced
+            return await self._in_thread(fit_request, ctx)
+        except GlyphfoldError as exc:  # a history glyphfold cannot read: the upstream judges it
+            self.log.write("compaction_skipped", endpoint=ctx.endpoint.name,
+                           error=type(exc).__name__, detail=str(exc)[:300])
+            return Fit(**{**{k: getattr(unchanged, k) for k in Fit.__slots__},
+                          "failure": f"{type(exc).__name__}: {str(exc)[:200]}"})
+
+    async def _recover(self, ctx: FitContext | None, trace: Trace, attempt: int, error: Any
+                       ) -> bool:
+        """Recover after an overflow; True when there is a smaller request to retry."""
+        if ctx is None or trace.fit is None or trace.fit.history is None:
+            trace.recoveries.append(f"overflow {attempt}: no history to recover")
+            self.metrics.recoveries.labels(trace.endpoint, "failed").inc()
+            return False
+        if attempt > self.cfg.max_retries:
+            trace.recoveries.append(
+                f"overflow {attempt}: retries exhausted (max {self.cfg.max_retries})")
+            self.metrics.recoveries.labels(trace.endpoint, "exhausted").inc()
+            return False
+        self._learn(ctx, trace.fit, error)
+        try:
+            new = await self._in_thread(recover_request, ctx, trace.fit, error)
+        except GlyphfoldError as exc:
+            trace.recoveries.append(f"overflow {attempt}: recover failed: {exc}")
+            self.metrics.recoveries.labels(trace.endpoint, "failed").inc()
+            return False
+        trace.recoveries.append(
+            f"overflow {attempt}: recovered {new.tokens_before}->{new.tokens_after} "
+            f"({','.join(new.rungs) or 'none'}), retried")
+        self.metrics.recoveries.labels(trace.endpoint, "retried").inc()
+        trace.fit, trace.compacted_kind = new, "reactive"
+        return True
+
+    def _learn(self, ctx: FitContext, sent: Fit, error: Any) -> None:
+        """Remember the window this model's upstream stated (else: under what was sent)."""
+        text = error if isinstance(error, str) else json.dumps(error, default=str) \
+            if not isinstance(error, bytes) else error.decode("utf-8", "replace")
+        window = stated_window(text)
+        if window is None and sent.tokens_before is not None:
+            window = sent.tokens_after
+        if window is not None and window > 0:
+            self.learned.learn(ctx.model.model, window)
+
+    async def _forward(self, request: Request, up: Upstream, endpoint: Endpoint,
+                       ctx: FitContext | None, body: dict[str, Any], trace: Trace, stream: bool
+                       ) -> Response:
+        attempt = 0
+        while True:
+            assert trace.fit is not None
+            resp = await self._send(up, request, trace.fit.raw, trace)
+            if resp.status_code >= 400:
+                t = time.perf_counter()
+                data = await read_upstream(resp, MAX_ERROR_BYTES)
+                trace.upstream_s += time.perf_counter() - t
+                err = _parse_json(data)
+                if resp.status_code in _OVERFLOW_STATUSES and glyphfold.is_context_overflow_error(
+                    err if err is not None else data
+                ):
+                    attempt += 1
+                    if await self._recover(ctx, trace, attempt, err if err is not None else data):
+                        continue
+                headers = {**response_headers(resp), **trace.headers()}
+                return self._done(trace, Response(data, resp.status_code, headers=headers))
+            if stream and "text/event-stream" in resp.headers.get("content-type", ""):
+                result = await self._start_stream(resp, endpoint, ctx, trace, attempt)
+                if result is None:
+                    attempt += 1
+                    continue
+                return result
+            return await self._complete(resp, endpoint, body, trace)
+
+    async def _complete(self, resp: httpx.Response, endpoint: Endpoint, body: dict[str, Any],
+                        trace: Trace) -> Response:
+        t = time.perf_counter()
+        try:
+            data = await read_upstream(resp)
+        except httpx.TimeoutException:
+            raise UpstreamFailure(504, "timeout", "glyphfold serve: the upstream timed out "
+                                  "while sending its reply") from None
+        except httpx.HTTPError as exc:
+            raise UpstreamFailure(502, "protocol", "glyphfold serve: the upstream connection "
+                                  f"broke while sending its reply ({type(exc).__name__})") from None
+        finally:
+            trace.upstream_s += time.perf_counter() - t
+        parsed = _parse_json(data)
+        if parsed is None and "json" in resp.headers.get("content-type", "json"):
+            raise UpstreamFailure(502, "malformed", "glyphfold serve: the upstream answered "
+                                  f"{resp.status_code} with a body that is not valid JSON")
+        if self.recorder is not None and trace.conversation is not None and endpoint.can_stream:
+            self.recorder.record(endpoint.provider, trace.conversation, endpoint.history(body),
+                                 final_reply(endpoint.provider, parsed))
+        headers = {**response_headers(resp), **trace.headers()}
+        return self._done(trace, Response(data, resp.status_code, headers=headers))
+
+    async def _start_stream(self, resp: httpx.Response, endpoint: Endpoint,
+                            ctx: FitContext | None, trace: Trace, attempt: int
+                            ) -> Response | None:
+        """Relay a stream; None when its first event is an overflow worth a retry."""
+        chunks = resp.aiter_bytes()
+        t = time.perf_counter()
+        try:
+            first = await chunks.__anext__()
+        except StopAsyncIteration:
+            first = b""
+        except httpx.HTTPError as exc:
+            await resp.aclose()
+            status, kind = (504, "timeout") if isinstance(exc, httpx.TimeoutException) else (
+                502, "protocol")
+            raise UpstreamFailure(status, kind, "glyphfold serve: the upstream stream failed "
+                                  f"before its first event ({type(exc).__name__})") from None
+        finally:
+            trace.upstream_s += time.perf_counter() - t
+        # nothing has reached the client yet: an overflow in the first event can be retried
+        if b"error" in first[:4096] and glyphfold.is_context_overflow_error(
+            first.decode("utf-8", "replace")
+        ):
+            await resp.aclose()
+            if await self._recover(ctx, trace, attempt + 1, first.decode("utf-8", "replace")):
+                return None
+            headers = {**response_headers(resp), **trace.headers()}
+            return self._done(trace, Response(first, resp.status_code, headers=headers),
+                              stream=True)
+        if self.recorder is not None and trace.conversation is not None and ctx is not None:
+            self.recorder.record(endpoint.provider, trace.conversation,
+                                 endpoint.history(ctx.body), None)
+        headers = {**response_headers(resp), **trace.headers()}
+        self._finish(trace, resp.status_code, stream=True)
+        self.metrics.streams.inc()
+
+        def on_error(kind: str) -> None:
+            self.metrics.upstream_errors.labels(endpoint.name, kind).inc()
+
+        def on_end(outcome: str, seconds: float) -> None:
+            self.metrics.streams.dec()
+            self.log.write("stream_end", endpoint=endpoint.name, outcome=outcome,
+                           seconds=round(seconds, 3))
+
+        gen = relay(first, chunks, resp, provider=endpoint.provider, on_error=on_error,
+                    on_end=on_end)
+        return RelayResponse(gen, resp.status_code, headers=headers)
+
+    # -- everything else ---------------------------------------------------------------
+
+    async def passthrough(self, request: Request) -> Response:
+        """Any other path: to the upstream the request's headers name, unchanged."""
+        h = request.headers
+        provider = ANTHROPIC if ("anthropic-version" in h or "x-api-key" in h) else OPENAI
+        trace = Trace("passthrough", provider)
+        up = self.upstreams.get(provider)
+        if up is None or not self.cfg.passthrough:
+            return self._done(trace, self.error(provider, 404, (
+                f"glyphfold serve does not route {request.method} {request.url.path}")))
+        try:
+            raw = await read_body(request, self.cfg.max_body_bytes)
+        except BodyTooLarge:
+            return self._done(trace, self.error(provider, 413, (
+                f"request body is over this proxy's limit of {self.cfg.max_body_bytes} bytes"),
+                code="request_too_large"))
+        try:
+            resp = await self._send(up, request, raw, trace)
+        except UpstreamFailure as exc:
+            self.metrics.upstream_errors.labels("passthrough", exc.kind).inc()
+            return self._done(trace, self.error(provider, exc.status, str(exc)))
+        self._finish(trace, resp.status_code, stream=True)
+        self.metrics.streams.inc()
+
+        def on_error(kind: str) -> None:
+            self.metrics.upstream_errors.labels("passthrough", kind).inc()
+
+        def on_end(outcome: str, seconds: float) -> None:
+            self.metrics.streams.dec()
+
+        gen = relay(b"", resp.aiter_bytes(), resp, provider=provider, on_error=on_error,
+                    on_end=on_end)
+        return RelayResponse(gen, resp.status_code, headers=response_headers(resp))
+

@@ -1,0 +1,114 @@
+"""Moving bytes: bounded request bodies in, upstream responses out (streamed untouched).
+
+A relayed stream is never buffered: each upstream chunk goes to the client as it
+arrives. If the upstream fails after the first byte went out, the client gets the
+provider's own server-sent error event; whatever ends the stream (its end, an
+upstream failure, the client going away) closes the upstream response, shielded
+from cancellation, so no connection or task outlives it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import httpx
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from glyphfold.serve.providers import sse_error
+
+__all__ = ["BodyTooLarge", "RelayResponse", "read_body", "read_upstream", "relay"]
+
+# an upstream error body is small; more than this is not read into memory
+MAX_ERROR_BYTES = 1024 * 1024
+
+
+class BodyTooLarge(Exception):
+    """The request body is over the configured limit."""
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (BodyTooLarge) past ``limit`` bytes without reading it all."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_upstream(resp: httpx.Response, limit: int | None = None) -> bytes:
+    """Read (and close) an upstream response body, keeping at most ``limit`` bytes."""
+    try:
+        if limit is None:
+            return await resp.aread()
+        out = bytearray()
+        async for chunk in resp.aiter_bytes():
+            out += chunk[: max(0, limit - len(out))]
+        return bytes(out)
+    finally:
+        await resp.aclose()
+
+
+async def relay(
+    first: bytes,
+    chunks: AsyncIterator[bytes],
+    resp: httpx.Response,
+    *,
+    provider: str,
+    on_error: Callable[[str], None],
+    on_end: Callable[[str, float], None],
+) -> AsyncIterator[bytes]:
+    """Yield ``first`` and then every upstream chunk; end with an SSE error on failure.
+
+    ``on_error(kind)`` counts an upstream failure; ``on_end(outcome, seconds)`` runs
+    exactly once, however the stream ends (``complete``, ``upstream_error``,
+    ``client_gone``).
+    """
+    started = time.perf_counter()
+    outcome = "client_gone"
+    try:
+        if first:
+            yield first
+        async for chunk in chunks:
+            yield chunk
+        outcome = "complete"
+    except httpx.TimeoutException:
+        outcome = "upstream_error"
+        on_error("timeout")
+        yield sse_error(provider, "glyphfold serve: the upstream stopped sending (read timeout)")
+    except httpx.HTTPError as exc:
+        outcome = "upstream_error"
+        on_error("protocol")
+        yield sse_error(
+            provider,
+            f"glyphfold serve: the upstream connection broke mid-stream ({type(exc).__name__})",
+        )
+    finally:
+        with anyio.CancelScope(shield=True):
+            await resp.aclose()
+        on_end(outcome, time.perf_counter() - started)
+
+
+class RelayResponse(StreamingResponse):
+    """A streaming response that always closes its body iterator (and so the upstream)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except (ClientDisconnect, OSError):
+            pass  # the client went away; the upstream is closed below
+        finally:
+            aclose: Any = getattr(self.body_iterator, "aclose", None)
+            if aclose is not None:
+                with anyio.CancelScope(shield=True):
+                    await aclose()

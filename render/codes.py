@@ -1,0 +1,47 @@
+"""The codes both render paths share: character classes, drop rules, grid codes, state slots.
+
+Plain ints, importable without numba: the numba kernels (``_kernels``) and the
+numpy path (``vector``) read the same table.
+"""
+
+from __future__ import annotations
+
+# Character classes (uint8), filled per code point by glyphfold.render.layout.
+C_UNKNOWN = 0
+C_NARROW = 1
+C_WIDE = 2
+C_TAB = 3
+C_LF = 4
+C_CR = 5
+C_ESC = 6
+C_FOLD = 7
+C_DROP_CONTROL = 10
+C_DROP_FORMAT = 11
+C_DROP_EMOJI = 12
+C_DROP_COMBINING = 13
+
+# Indices into the dropped-by-rule counters (R_CONTROL.. follow C_DROP_CONTROL.. in order).
+R_ANSI = 0
+R_CONTROL = 1
+R_FORMAT = 2
+R_EMOJI = 3
+R_COMBINING = 4
+N_RULES = 5
+
+# Grid code of the right half of a wide glyph (beyond the last Unicode code point).
+WIDE_CONT = 0x110000
+BLANK = 0x20
+
+# layout state slots (int64 array of length N_STATE)
+S_POS = 0  # next source offset to consume
+S_CONT = 1  # 1 when the next row continues a wrapped line (starts with the mark)
+N_STATE = 2
+
+
+def drop_rule(k: int) -> int:
+    """Counter index of the rule that drops class ``k``; -1 for classes that reach the page."""
+    if k == C_ESC:
+        return R_ANSI
+    if k >= C_DROP_CONTROL:
+        return R_CONTROL + (k - C_DROP_CONTROL)
+    return -1
