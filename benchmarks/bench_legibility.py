@@ -5,7 +5,8 @@ Run: ``python -m pytest benchmarks/bench_legibility.py --benchmark-enable -p no:
 Groups: ``profiles`` (``cost(profile, w, h)``: the ladder prices every page it
 plans, so this must stay in microseconds), ``legibility-metric`` (CER of a
 whole corpus part: vectorised Levenshtein on NFKC text), ``legibility-ocr``
-(rapidocr's recogniser on one rendered 196-column line, the unit OCR cost).
+(rapidocr's recogniser on one rendered 196-column line, the unit OCR cost; and a
+whole page of generated ids, detector included, the unit of the primary figure).
 """
 
 from __future__ import annotations
@@ -50,8 +51,23 @@ def test_rapidocr_one_line(benchmark) -> None:
     page = render_text(line, shape="regular").pages[0]
     gray = np.asarray(Image.open(io.BytesIO(page.png)).convert("L"))
     engine = L.RapidOcrEngine()
-    engine.read(gray, pitch_px=16, offset_px=0)  # load the model, warm onnxruntime
-    text = benchmark(engine.read, gray, pitch_px=16, offset_px=0)
+    engine.read_lines(gray, pitch_px=16)  # load the model, warm onnxruntime
+    text = benchmark(engine.read_lines, gray, pitch_px=16)
     benchmark.extra_info["chars"] = len(line)
     benchmark.extra_info["pixels"] = page.width * page.height
     assert L.cer(line, text) < 0.05
+
+
+@pytest.mark.benchmark(group="legibility-ocr")
+def test_rapidocr_whole_page_of_ids(benchmark) -> None:
+    from glyphfold.render.api import render_text
+
+    text = L.load_corpus(["ids"])["ids"]
+    page = render_text(text, shape="regular").pages[0]
+    gray = L.decode_png(page.png)
+    engine = L.RapidOcrEngine()
+    engine.read_page(gray)  # warm
+    read = benchmark.pedantic(engine.read_page, args=(gray,), rounds=3, iterations=1)
+    benchmark.extra_info["chars"] = len(text)
+    benchmark.extra_info["pixels"] = page.width * page.height
+    assert L.cer(text, read) < 0.02

@@ -10,24 +10,30 @@ from the worker thread (context variables are copied into it).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import functools
+from collections.abc import Awaitable, Callable
+from typing import ParamSpec, TypeVar
 
 from glyphfold.compaction.ladder.api import compact, recover, shake
-from glyphfold.compaction.ladder.result import CompactionResult
 
 __all__ = ["acompact", "arecover", "ashake"]
 
-
-async def acompact(history: Any, **options: Any) -> CompactionResult:
-    """:func:`compact` in a worker thread (keyword options as for ``compact``)."""
-    return await asyncio.to_thread(compact, history, **options)
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-async def arecover(history: Any, **options: Any) -> CompactionResult:
-    """:func:`recover` in a worker thread (keyword options as for ``recover``)."""
-    return await asyncio.to_thread(recover, history, **options)
+def _in_worker_thread(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """``fn`` as a coroutine function that runs it in a worker thread (same signature)."""
+
+    @functools.wraps(fn)
+    async def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    run.__doc__ = f":func:`{fn.__name__}` in a worker thread (same arguments and result)."
+    return run
 
 
-async def ashake(history: Any, **options: Any) -> CompactionResult:
-    """:func:`shake` in a worker thread (keyword options as for ``shake``)."""
-    return await asyncio.to_thread(shake, history, **options)
+acompact = _in_worker_thread(compact)
+arecover = _in_worker_thread(recover)
+ashake = _in_worker_thread(shake)
+acompact.__name__, arecover.__name__, ashake.__name__ = "acompact", "arecover", "ashake"

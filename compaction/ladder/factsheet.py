@@ -16,7 +16,15 @@ from itertools import accumulate
 # kind -> pattern; order matters: earlier kinds claim their span first, so a
 # UUID is not also reported as five hex fragments.
 _PATTERNS: dict[str, re.Pattern[str]] = {
-    "url": re.compile(r"https?://[^\s<>\"'`)\]}]+[^\s<>\"'`)\]}.,;:!?]"),
+    # with a scheme; or host:port without one (``localhost:8000/index.html``: a server
+    # address, not a path); trailing punctuation belongs to the sentence
+    "url": re.compile(
+        r"https?://[^\s<>\"'`)\]}]+[^\s<>\"'`)\]}.,;:!?]"
+        r"|(?<![\w.@/:-])(?:localhost|\d{1,3}(?:\.\d{1,3}){3}):\d{2,5}\b"
+        r"(?:/[^\s<>\"'`)\]}]*[^\s<>\"'`)\]}.,;:!?])?"
+        r"|(?<![\w.@/:-])(?:[\w-]+\.)+[A-Za-z]{2,}:\d{2,5}"
+        r"/(?:[^\s<>\"'`)\]}]*[^\s<>\"'`)\]}.,;:!?/])?"
+    ),
     "uuid": re.compile(
         r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
     ),
@@ -30,10 +38,12 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     "error": re.compile(
         r"\b(?:E[A-Z]{2,}[A-Z0-9_]*|ERR_[A-Z0-9_]+|[A-Z]{1,4}\d{3,5}|HTTP [1-5]\d\d)\b"
     ),
+    # absolute (``/usr/lib/x.py``, also after ``path=``), home- or dot-relative, or
+    # relative with an extension; never the tail of a longer token (``host:8000/x``),
+    # and a component never ends in a dot (``/srv/app.`` ends a sentence)
     "path": re.compile(
-        r"(?:(?<=\s)|(?<=^)|(?<=[\"'`(]))(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?"
-        r"|\b[\w.-]+(?:/[\w.@+-]+)+\.[A-Za-z0-9]{1,6}\b",
-        re.MULTILINE,
+        r"(?<![\w.@+:/~-])(?:~|\.{1,2})?(?:/[\w.@+-]*[\w@+-]){2,}/?"
+        r"|(?<![\w.@+:/~-])[\w.-]+(?:/[\w.@+-]+)+\.[A-Za-z0-9]{1,6}\b"
     ),
     "number": re.compile(r"(?<![\w.])\d{5,}(?![\w.])"),
 }
@@ -145,7 +155,7 @@ def _scan_chunk(
     # route tokens to kinds with C-speed tests (``in``, one regex over the joined tokens)
     with_digit = _DIGIT_LINES.findall("\n".join(cands))
     pools = {
-        "url": [t for t in cands if "://" in t],
+        "url": [t for t in cands if ":" in t],
         "uuid": [t for t in cands if t.count("-") >= 4],
         "hash": [t for t in cands if len(t) >= 32],
         "hex": with_digit,

@@ -17,6 +17,11 @@ from pathlib import Path
 NEWLINE_CODEPOINT = 0x258C  # ▌ LEFT HALF BLOCK: a line break folded into the text (reflow)
 CONTINUATION_CODEPOINT = 0x21AA  # ↪ RIGHTWARDS ARROW WITH HOOK: a wrapped line goes on
 REPLACEMENT_CODEPOINT = 0xFFFD  # � drawn as a box: no font covers the character
+# U+E000 + c (c in U+0021..U+007E, Private Use Area) is c drawn in reverse video in every
+# bundled font: structural marks no user text can produce (the transcript strips the range).
+# No reversed space: it would be a full block, which text can draw.
+REVERSE_VIDEO_OFFSET = 0xE000
+REVERSE_VIDEO_RANGE = (0x21, 0x7E)
 
 _HERE = Path(__file__).resolve().parent
 
@@ -48,6 +53,8 @@ __all__ = [
     "CONTINUATION_CODEPOINT",
     "NEWLINE_CODEPOINT",
     "REPLACEMENT_CODEPOINT",
+    "REVERSE_VIDEO_OFFSET",
+    "REVERSE_VIDEO_RANGE",
     "bundled_font",
     "bundled_fonts",
 ]

@@ -25,6 +25,7 @@ Source format (one file per font, ``#`` starts a comment line)::
     ...
     compose U+0111 U+0064 stroke_d   # explicit composition: base + marks
     alias U+00A0 U+0020          # same drawing under another codepoint
+    invert U+E000 U+0021 U+007E  # reverse video: BASE + cp holds cp's cell inverted
 
 A font can also be derived from another source: ``derive other.glyphs.txt``
 copies it, ``widen 11 2`` moves every drawing 2 px right in an 11-px cell
@@ -86,7 +87,7 @@ _PLACEMENTS = ("above", "below", "overlay")
 _ARITY = {
     "font": 1, "cell": 2, "ascent": 1, "cap_height": 1, "x_height": 1, "glyph_width": 1,
     "max_squash": 1, "box": 4, "char": 1, "mark": 2, "compose": 3, "alias": 2, "derive": 1,
-    "widen": 2, "embolden": 0,
+    "widen": 2, "embolden": 0, "invert": 3,
 }  # fmt: skip
 _INT_DIRECTIVES = {
     "cell", "ascent", "cap_height", "x_height", "glyph_width", "max_squash", "box", "widen",
@@ -125,6 +126,7 @@ class FontSource:
     composes: dict[int, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
     aliases: dict[int, int] = field(default_factory=dict)
     overlaps: list[str] = field(default_factory=list)  # marks that had to overlap a base
+    inverts: list[tuple[int, int, int]] = field(default_factory=list)  # (base, first, last)
 
     @property
     def descent(self) -> int:
@@ -285,6 +287,12 @@ def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = N
             font.composes[cp] = (base, tuple(parts[3:]))
         elif key == "alias":
             font.aliases[_parse_cp(parts[1], where)] = _parse_cp(parts[2], where)
+        elif key == "invert":
+            base, first, last = (_parse_cp(t, where) for t in parts[1:4])
+            if last < first:
+                msg = f"{where}: invert range U+{first:04X}..U+{last:04X} is empty"
+                raise SourceError(msg)
+            font.inverts.append((base, first, last))
         elif key == "derive":
             base_path = (base_dir or Path()) / parts[1]
             if not base_path.is_file():
@@ -300,6 +308,7 @@ def parse_source(text: str, *, path: str = "<source>", base_dir: Path | None = N
                 composes=dict(base.composes),
                 aliases=dict(base.aliases),
                 overlaps=[],
+                inverts=list(base.inverts),
             )
             inherited = set(font.glyphs)
         elif key == "widen":
@@ -654,7 +663,29 @@ def build_glyphs(font: FontSource) -> tuple[dict[int, Bitmap], dict[int, str]]:
             raise SourceError(msg)
         out[cp] = [row[:] for row in out[target]]
         how[cp] = f"alias of U+{target:04X}"
+    _add_inverse(font, out, how)
     return out, how
+
+
+def _add_inverse(font: FontSource, out: dict[int, Bitmap], how: dict[int, str]) -> None:
+    """Add reverse-video copies (every pixel of the cell flipped) under ``invert`` ranges.
+
+    Made last, from the finished drawings (a derived font inverts its own, widened
+    and emboldened glyphs). The copies live in the Private Use Area: no text a
+    user writes maps to them, so a line drawn with them cannot be forged by text.
+    (The reversed space would be a full block, which text can draw: sources invert
+    from U+0021.)
+    """
+    for base, first, last in font.inverts:
+        for cp in range(first, last + 1):
+            if cp not in out:
+                continue
+            target = base + cp
+            if target in out and not how[target].startswith("inverse"):
+                msg = f"{font.name}: U+{target:04X} is both drawn and the inverse of U+{cp:04X}"
+                raise SourceError(msg)
+            out[target] = [[1 - bit for bit in row] for row in out[cp]]
+            how[target] = f"inverse of U+{cp:04X}"
 
 
 def _bdf(font: FontSource, glyphs: dict[int, Bitmap]) -> str:

@@ -1,14 +1,20 @@
-"""``glyphfold legibility``: render the fixed corpus, OCR it back, print how well it reads."""
+"""``glyphfold legibility``: render the corpus, read it back with OCR, print how well it reads."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+import time
 
-HELP = "render the legibility corpus per shape, OCR it back, print CER and compression"
+HELP = (
+    "render the legibility corpus per shape, read whole pages back with OCR "
+    "(and line crops), print CER, exact ids and compression (needs the ocr extra)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``glyphfold legibility``."""
     parser.add_argument(
         "--profile", default="anthropic", help="provider profile (default anthropic)"
     )
@@ -24,15 +30,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--engine",
         choices=("rapidocr", "tesseract", "all"),
         default="all",
-        help="OCR engine (tesseract is used only when installed)",
+        help="OCR engine (default all: both engines of the ocr extra)",
     )
     parser.add_argument(
-        "--scale",
-        type=int,
-        default=1,
-        help="integer nearest-neighbour enlargement before rapidocr (default 1 = native)",
+        "--mode",
+        choices=("page", "lines", "both"),
+        default="both",
+        help="page: whole pages, the engine finds the lines (the targets); "
+        "lines: line crops cut on the cell grid (default both)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
 def _shape_names(args: argparse.Namespace) -> list[str]:
@@ -49,10 +57,14 @@ def _fmt(x: float | None, pct: bool = True) -> str:
     return f"{x:.2%}" if pct else f"{x:.2f}"
 
 
-def _report_dict(report) -> dict[str, object]:
-    from glyphfold.legibility import best_results
+def _ids(r) -> str:
+    return " ".join(f"{k} {m}/{t}" for k, m, t in r.ids) or "-"
 
-    best = best_results(report.results)
+
+def _report_dict(report) -> dict[str, object]:
+    from glyphfold.legibility import MODES, best_results
+
+    best = {mode: best_results(report.results, mode=mode) for mode in MODES}
     return {
         "profile": report.profile,
         "shape": report.shape,
@@ -72,16 +84,18 @@ def _report_dict(report) -> dict[str, object]:
             {
                 "part": r.part,
                 "engine": r.engine,
+                "mode": r.mode,
                 "cer": r.cer,
                 "cer_spaced": r.cer_spaced,
                 "identifiers": [r.identifiers_matched, r.identifiers_total],
+                "ids_by_kind": {k: [m, t] for k, m, t in r.ids},
                 "pages": r.pages,
                 "image_tokens": r.image_tokens,
                 "missing_glyphs": r.missing_glyphs,
                 "confusions": [list(c) for c in r.confusions],
                 "ocr_ms": round(r.ocr_ms, 1),
                 "skipped": r.skipped,
-                "best": best.get(r.part) is r,
+                "best": best[r.mode].get(r.part) is r,
             }
             for r in report.results
         ],
@@ -89,40 +103,61 @@ def _report_dict(report) -> dict[str, object]:
 
 
 def _print_report(report) -> None:
-    from glyphfold.legibility import best_results
+    from glyphfold.legibility import MODES, best_results
 
-    best = best_results(report.results)
-    print(f"\n== profile {report.profile}, shape {report.shape}  (* = best engine for the part)")
+    best = {mode: best_results(report.results, mode=mode) for mode in MODES}
     print(
-        f"{'part':<10} {'engine':<10} {'CER':>7} {'CER sp':>7} {'ids':>7} {'pages':>5} "
-        f"{'img tok':>7}  confusions (ref->read)"
+        f"\n== profile {report.profile}, shape {report.shape}  "
+        "(page = whole pages, the targets; lines = line crops; * = best engine per part)"
+    )
+    print(
+        f"{'part':<10} {'engine':<10} {'mode':<5} {'CER':>7} {'pages':>5} {'img tok':>7}  "
+        f"{'ids exact':<28} confusions (ref->read)"
     )
     for r in report.results:
-        ids = f"{r.identifiers_matched}/{r.identifiers_total}" if r.identifiers_total else "-"
-        conf = " ".join(f"{a or '∅'}->{b or '∅'}x{n}" for a, b, n in r.confusions[:6])
+        conf = " ".join(f"{a or '∅'}->{b or '∅'}x{n}" for a, b, n in r.confusions[:5])
         if r.skipped:
             conf = f"skipped: {r.skipped}"
-        mark = "*" if best.get(r.part) is r else " "
+        mark = "*" if best[r.mode].get(r.part) is r else " "
         print(
-            f"{r.part:<10}{mark}{r.engine:<10} {_fmt(r.cer):>7} {_fmt(r.cer_spaced):>7} {ids:>7} "
-            f"{r.pages:>5} {r.image_tokens:>7}  {conf}"
+            f"{r.part:<10}{mark}{r.engine:<10} {r.mode:<5} {_fmt(r.cer):>7} {r.pages:>5} "
+            f"{r.image_tokens:>7}  {_ids(r):<28} {conf}"
         )
     tt = report.text_tokens
     comp = report.compression()
-    o200k = "unavailable" if tt["o200k_base"] is None else str(tt["o200k_base"])
+    o200k = "unavailable" if tt["o200k_base"] is None else f"{tt['o200k_base']:,}"
     print(
-        f"whole corpus as one text: {report.chars} chars, {report.pages} page(s), "
-        f"{report.image_tokens} image tokens ({report.chars_per_image_token:.2f} chars/token; "
-        f"reflow {report.image_tokens_reflow}, {report.chars_per_image_token_reflow:.2f}); "
-        "text tokens: chars/4 "
-        f"{tt['chars_div_4']} (x{_fmt(comp['chars_div_4'], pct=False)}), o200k_base {o200k}"
+        f"whole corpus as one text: {report.chars:,} chars, {report.pages} page(s), "
+        f"{report.image_tokens:,} image tokens ({report.chars_per_image_token:.2f} chars/token; "
+        f"reflow {report.image_tokens_reflow:,}, {report.chars_per_image_token_reflow:.2f}); "
+        f"text tokens: chars/4 {tt['chars_div_4']:,} (x{_fmt(comp['chars_div_4'], pct=False)}), "
+        f"o200k_base {o200k}"
         + ("" if comp["o200k_base"] is None else f" (x{comp['o200k_base']:.2f})")
     )
     for failure in report.failures:
         print(f"TARGET MISSED: {failure}")
 
 
+class _Progress:
+    """One stderr line per step, with the elapsed time (silent with --quiet)."""
+
+    def __init__(self, *, quiet: bool, total: int) -> None:
+        self.quiet, self.total, self.done = quiet, total, 0
+        self.start = time.perf_counter()
+
+    def __call__(self, message: str) -> None:
+        self.done += 1
+        if not self.quiet:
+            elapsed = time.perf_counter() - self.start
+            print(
+                f"legibility [{self.done}/{self.total}] {elapsed:5.0f} s  {message}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
 def run(args: argparse.Namespace) -> int:
+    """Measure each shape; exit 1 when a target is missed."""
     from glyphfold import legibility as L
     from glyphfold.render.profiles import get_profile
 
@@ -132,11 +167,23 @@ def run(args: argparse.Namespace) -> int:
 
         msg = f"profile {profile.name!r} sends no images; pick a vision profile"
         raise InputError(msg)
-    names = ("rapidocr", "tesseract") if args.engine == "all" else (args.engine,)
-    engines = L.ocr_engines(names, rapidocr={"scale": args.scale})
+    parts = list(L.load_corpus(args.part))  # validates part names before loading models
+    shapes = _shape_names(args)
+    names = L.ENGINE_NAMES if args.engine == "all" else (args.engine,)
+    engines = L.ocr_engines(names)  # OcrUnavailableError names the ocr extra (exit 2)
+    modes = L.MODES if args.mode == "both" else (args.mode,)
+    steps = len(shapes) * len(parts) * len(engines) * len(modes)
+    progress = _Progress(quiet=args.quiet, total=steps)
     reports = [
-        L.measure(profile=profile.name, shape=shape, engines=engines, parts=args.part)
-        for shape in _shape_names(args)
+        L.measure(
+            profile=profile.name,
+            shape=shape,
+            engines=engines,
+            parts=parts,
+            modes=modes,
+            progress=progress,
+        )
+        for shape in shapes
     ]
     if args.json:
         print(json.dumps([_report_dict(r) for r in reports], ensure_ascii=False))

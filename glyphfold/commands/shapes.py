@@ -6,7 +6,11 @@ import argparse
 import json
 import textwrap
 
-HELP = "list glyph shapes: cell, font, chars per page, image tokens per page, chars per token"
+HELP = (
+    "list glyph shapes: cell, font, chars per page, image tokens per page, chars per token "
+    "on a full grid and achieved on a real transcript"
+)
+SAMPLE_TOKENS = 20_000  # the shipped sample session, about 80k chars of transcript
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--page",
         metavar="WxH",
         help="price this page size instead of each profile's default page (px)",
+    )
+    parser.add_argument(
+        "--text",
+        action="append",
+        metavar="PATH",
+        help="real text to measure chars per token on: a history JSON (its transcript) "
+        "or a text file, or a directory of *.anthropic.json histories (repeatable; "
+        "default: the shipped sample session's transcript)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON list of rows")
     parser.add_argument("--why", action="store_true", help="also print the reason for each shape")
@@ -81,6 +93,52 @@ def shape_rows(
     return rows
 
 
+def real_text(paths: list[str] | None) -> tuple[str, str]:
+    """Return (label, text): the transcripts of the given histories/files, or the sample's."""
+    from pathlib import Path
+
+    from glyphfold.legibility.density import load_histories, transcript_of
+
+    if not paths:
+        from glyphfold.samples.demo_session import demo_session
+
+        history = demo_session(target_tokens=SAMPLE_TOKENS, sources=("stdlib",))
+        return "the shipped sample session", transcript_of(history)
+    parts: list[str] = []
+    for spec in paths:
+        path = Path(spec)
+        if not path.exists():
+            from glyphfold.errors import InputError
+
+            msg = f"--text {spec}: no such file or directory"
+            raise InputError(msg)
+        if path.is_file() and path.suffix != ".json":
+            parts.append(path.read_text(encoding="utf-8", errors="replace"))
+            continue
+        parts.extend(transcript_of(h) for _, h in load_histories([path]))
+    return f"{len(parts)} transcript(s) from {', '.join(paths)}", "\n".join(parts)
+
+
+def add_real_density(rows: list[dict[str, object]], text: str, page: tuple[int, int] | None):
+    """Add chars per image token achieved on ``text`` to each row (snapshot layout: reflow)."""
+    from glyphfold.render.api import plan_text
+
+    for row in rows:
+        row["real_chars"] = len(text)
+        for key, reflow in (("", True), ("_lines_kept", False)):
+            if not row["native"]:  # glyphfold refuses to render a page the provider shrinks
+                row[f"real_image_tokens{key}"] = row[f"real_chars_per_image_token{key}"] = None
+                continue
+            plan = plan_text(
+                text, profile=row["profile"], shape=row["shape"], page=page, reflow=reflow
+            )
+            tokens = plan.image_tokens
+            row[f"real_image_tokens{key}"] = tokens
+            row[f"real_chars_per_image_token{key}"] = (
+                round(len(text) / tokens, 2) if tokens else None
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the table (or JSON) of shapes x profiles."""
     from glyphfold.render.profiles import PROFILES, get_profile
@@ -103,12 +161,14 @@ def run(args: argparse.Namespace) -> int:
 
         page = parse_size(args.page, what="page")
     rows = shape_rows(shapes, profiles, page=page)
+    label, text = real_text(args.text)
+    add_real_density(rows, text, page)
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return 0
     header = (
         f"{'shape':<8} {'cell':>5} {'glyph':>5} {'font':<18} {'profile':<17} {'page':>9} "
-        f"{'chars/page':>10} {'tok/page':>8} {'chars/tok':>9} {'vs text':>7}"
+        f"{'chars/page':>10} {'tok/page':>8} {'chars/tok':>9} {'vs text':>7} {'real c/tok':>10}"
     )
     print(header)
     print("-" * len(header))
@@ -122,11 +182,16 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{r['shape']:<8} {cell:>5} {glyph:>5} {r['font']:<18} {r['profile'] + mark:<17} "
             f"{page:>9} {r['chars_per_page']:>10,} {r['image_tokens_per_page']:>8,} "
-            f"{r['chars_per_image_token']:>9} {r['vs_text_chars4']:>6}x"
+            f"{r['chars_per_image_token']:>9} {r['vs_text_chars4']:>6}x "
+            f"{r['real_chars_per_image_token'] or '-':>10} "
+            f"{r['real_chars_per_image_token_lines_kept'] or '-':>10}"
         )
     print(
         "* the profile's default shape; ! the provider downscales this page (unreadable); "
-        "'vs text' = (chars / 4) / image tokens"
+        "'vs text' = (chars / 4) / image tokens on a full grid;\n"
+        f"'real c/tok' = chars per image token achieved on {label} "
+        f"({len(text):,} chars), laid out as snapshots are (newlines folded); 'lines kept': "
+        "each source line on its own row"
     )
     if args.why:
         for shape in shapes:

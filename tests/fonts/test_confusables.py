@@ -165,3 +165,30 @@ def test_zero_is_marked_and_o_is_not(font: BuiltFont) -> None:
     """O is mirror-symmetric; the zero's slash breaks the symmetry by several pixels."""
     assert _asymmetry(font.glyphs[ord("O")]) == 0
     assert _asymmetry(font.glyphs[ord("0")]) >= CONFUSABLE_MIN_PX
+
+
+REVERSE_MIN_PX = 6  # every reversed letter, digit and bracket
+REVERSE_PUNCT_MIN_PX = CONFUSABLE_MIN_PX  # reversed - ' . , are a block with a small notch
+
+
+def test_reverse_video_marks_cannot_be_drawn_by_text(font: BuiltFont) -> None:
+    """Issue 15: the transcript's marks (U+E021-U+E07E) look like no glyph text can reach.
+
+    Every reverse-video glyph is far (in pixels) from every glyph outside the mark
+    range (the transcript strips the range from content): letters, digits and
+    brackets by REVERSE_MIN_PX, the small punctuation by REVERSE_PUNCT_MIN_PX
+    (a full block is its nearest neighbour; the label's letters carry it).
+    """
+    from glyphfold.fonts.pixel import REVERSE_VIDEO_OFFSET, REVERSE_VIDEO_RANGE
+
+    lo, hi = (REVERSE_VIDEO_OFFSET + c for c in REVERSE_VIDEO_RANGE)
+    marks = list(range(lo, hi + 1))
+    assert all(font.how[cp].startswith("inverse") for cp in marks)
+    others = [cp for cp in font.glyphs if not lo <= cp <= hi]
+    a = np.stack([font.glyphs[cp].ravel() for cp in marks]).astype(np.int32)
+    b = np.stack([font.glyphs[cp].ravel() for cp in others]).astype(np.int32)
+    nearest = (a.sum(1)[:, None] + b.sum(1)[None, :] - 2 * (a @ b.T)).min(axis=1)
+    for cp, px in zip(marks, nearest.tolist(), strict=True):
+        ch = chr(cp - REVERSE_VIDEO_OFFSET)
+        floor = REVERSE_MIN_PX if ch.isalnum() or ch in "[]<>" else REVERSE_PUNCT_MIN_PX
+        assert px >= floor, f"reversed {ch!r} is {px} px from a glyph text can draw"

@@ -130,6 +130,31 @@ def test_cli_table_and_filters(capsys: pytest.CaptureFixture[str]) -> None:
     assert "dense: Readers with strong vision" in out
 
 
+def test_cli_reports_chars_per_token_on_real_text(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 15: chars per image token achieved on a transcript, not only on a full grid."""
+    from glyphfold.render.api import render_text
+
+    text = ("def f(x):\n    return x + 1\n\n" * 400) + ("short line\n" * 300)
+    path = tmp_path / "t.txt"
+    path.write_text(text)
+    argv = ["shapes", "--profile", "anthropic", "--shape", "regular", "--text", str(path)]
+    assert main([*argv, "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["real_chars"] == len(text)
+    # the numbers are the renderer's own: the same text rendered costs the same
+    for key, reflow in (("", True), ("_lines_kept", False)):
+        tokens = render_text(text, profile="anthropic", shape="regular", reflow=reflow).image_tokens
+        assert row[f"real_image_tokens{key}"] == tokens
+    # short lines waste the rest of their row: keeping lines carries far fewer chars
+    assert row["real_chars_per_image_token_lines_kept"] < row["real_chars_per_image_token"]
+    assert row["real_chars_per_image_token_lines_kept"] < row["chars_per_image_token"]
+    assert main(argv) == 0
+    assert "chars per image token achieved on 1 transcript(s)" in capsys.readouterr().out
+    assert main(["shapes", "--text", str(tmp_path / "missing.json")]) == 2
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

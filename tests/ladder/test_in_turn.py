@@ -25,6 +25,7 @@ from glyphfold.compaction.ladder.api import (
     recover,
     shake,
 )
+from glyphfold.compaction.ladder.transcript import plain_text
 from glyphfold.render.api import plan_text
 
 from glyphfold.errors import ContextOverflowError, EncodeError
@@ -158,7 +159,9 @@ def test_in_turn_snapshots_rerender_from_source(fmt):
         m for m in msgs_of(second.messages) if m.get("x_glyphfold", {}).get("kind") == "snapshot"
     ]
     assert len(snaps1) == len(snaps2) == 1  # one snapshot: the old one folded in, not stacked
-    src1, src2 = snaps1[0]["x_glyphfold"]["source"], snaps2[0]["x_glyphfold"]["source"]
+    # role labels are reverse-video marks in the source: compare them as plain text
+    src1 = plain_text(snaps1[0]["x_glyphfold"]["source"])
+    src2 = plain_text(snaps2[0]["x_glyphfold"]["source"])
     assert src2.startswith("[earlier snapshot]\n")
     assert "Fixing attempt 16." in src2
     assert not {p.png for p in first.pages} & {p.png for p in second.pages}  # no pages of pages

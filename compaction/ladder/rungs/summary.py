@@ -35,7 +35,7 @@ from glyphfold.compaction.ladder.rungs.base import RungContext, RungOutcome
 from glyphfold.compaction.ladder.rungs.common import kept_steps, regions, tool_names
 from glyphfold.compaction.ladder.rungs.snapshot_source import serialise
 from glyphfold.compaction.ladder.summarizers import summarize_bounded, summary_input_chars
-from glyphfold.compaction.ladder.transcript import TranscriptConfig
+from glyphfold.compaction.ladder.transcript import TranscriptConfig, plain_text
 
 from glyphfold.errors import SummarizerError
 
@@ -109,6 +109,7 @@ class Summary:
         costs = ctx.message_costs(history)
         middle = [(i, msgs[i]) for i in range(start, end)]
         source, _spans = serialise(middle, tool_names(history), cfg.transcript)
+        source = plain_text(source)  # a text model reads the marks as plain labels
         before = ctx.tokens_of(history)
         if ctx.dry_run:
             # a plan must not call the model: report what would be summarised
