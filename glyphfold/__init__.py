@@ -97,7 +97,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     from glyphfold.render.shapes import Shape, get_shape, shape_names
     from glyphfold.render.warm import warm_up
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # public name -> module that defines it (explicit registry, no import side effects)
 _LAZY: dict[str, str] = {

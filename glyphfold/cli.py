@@ -3,10 +3,8 @@
 Subcommands live in ``glyphfold/commands/<name>.py``; each module defines
 ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int`` and keeps
 heavy imports (numba, numpy, PIL) inside ``run`` so ``glyphfold --help`` is fast.
-The registry below is explicit: a command exists because it is listed here.
-
-Exit codes: 0 success; 1 the job ran but could not reach its goal (e.g. a history
-that cannot fit); 2 bad usage or bad input (one-line message, no traceback).
+The registry below is explicit: a command exists because it is listed here, and
+``glyphfold --help`` lists the commands in this order. Reference: docs/cli.md.
 """
 
 from __future__ import annotations
@@ -18,30 +16,46 @@ from collections.abc import Sequence
 
 from glyphfold.errors import GlyphfoldError
 
-# name -> module under glyphfold.commands
+# name -> module under glyphfold.commands, in the order --help shows them:
+# the main job, then histories, pages, the transcript store
 COMMANDS: dict[str, str] = {
-    "render": "glyphfold.commands.render",
-    "profiles": "glyphfold.commands.profiles",
-    "legibility": "glyphfold.commands.legibility",
-    "tree": "glyphfold.commands.tree",
-    "sessions": "glyphfold.commands.sessions",
-    "export": "glyphfold.commands.export",
-    "import": "glyphfold.commands.import_history",
-    "check": "glyphfold.commands.check",
-    "bench": "glyphfold.commands.bench",
-    "shapes": "glyphfold.commands.shapes",
-    "validate": "glyphfold.commands.validate",
-    "trim": "glyphfold.commands.trim",
+    "demo": "glyphfold.commands.demo",
     "compact": "glyphfold.commands.compact",
     "context": "glyphfold.commands.context",
     "shake": "glyphfold.commands.shake",
-    "demo": "glyphfold.commands.demo",
+    "trim": "glyphfold.commands.trim",
+    "validate": "glyphfold.commands.validate",
+    "render": "glyphfold.commands.render",
+    "shapes": "glyphfold.commands.shapes",
+    "profiles": "glyphfold.commands.profiles",
+    "legibility": "glyphfold.commands.legibility",
+    "bench": "glyphfold.commands.bench",
     "serve": "glyphfold.commands.serve",
+    "sessions": "glyphfold.commands.sessions",
+    "tree": "glyphfold.commands.tree",
+    "export": "glyphfold.commands.export",
+    "import": "glyphfold.commands.import_history",
+    "check": "glyphfold.commands.check",
 }
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+
+DESCRIPTION = """\
+glyphfold keeps long LLM-agent conversations inside the model's context window:
+it elides old tool results, strips old images, and renders the middle of a history
+into dense PNG glyph pages that a vision model reads back."""
+EPILOG = """\
+exit codes:
+  0  success
+  1  the job ran but could not reach its goal (e.g. a history that cannot fit its
+     budget, a history that breaks provider rules); nothing is written
+  2  bad usage or bad input (one line on stderr, no traceback)
+
+`glyphfold COMMAND --help` describes a command; the reference is docs/cli.md.
+Progress of long work is shown on stderr when it is a terminal; -q/--quiet hides it
+and the summaries (errors, warnings and repairs are always printed)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,25 +63,52 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"glyphfold: error: {message}\n")
 
 
+def _version() -> str:
+    from glyphfold import __version__
+
+    return f"glyphfold {__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the top-level parser with every registered subcommand."""
-    parser = _Parser(prog="glyphfold", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="glyphfold",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        p = sub.add_parser(
+            name,
+            help=module.HELP,
+            description=getattr(module, "DESCRIPTION", module.HELP),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(p)
+        if not any("--quiet" in a.option_strings for a in p._actions):
+            p.add_argument(
+                "-q", "--quiet", action="store_true", help="no progress and no summary on stderr"
+            )
         p.set_defaults(_run=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the process exit code."""
+    from glyphfold.commands._progress import configure
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if getattr(args, "_run", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    configure(quiet=bool(getattr(args, "quiet", False)))
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
@@ -76,7 +117,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except (GlyphfoldError, OSError, ValueError, UnicodeError) as exc:
-        print(f"glyphfold: error: {exc}", file=sys.stderr)
+        from glyphfold.commands._term import escape
+
+        print(f"glyphfold: error: {escape(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:
+        print("glyphfold: error: the input is nested too deeply", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("glyphfold: error: out of memory (the input is too large)", file=sys.stderr)
         return EXIT_USAGE
 
 

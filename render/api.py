@@ -58,6 +58,15 @@ class RenderResult:
     fonts: tuple[str, ...] = ()
     margin: int = 0  # px of paper around the cells on every side
 
+    def __repr__(self) -> str:
+        # a summary: the dataclass repr would inline every page's PNG bytes
+        size = f", the first {self.pages[0].width}x{self.pages[0].height}" if self.pages else ""
+        return (
+            f"<RenderResult {len(self.pages):,} page(s){size}, {self.chars:,} chars, "
+            f"{self.image_tokens:,} image tokens, profile {self.profile!r}, "
+            f"shape {self.shape!r}, {self.elapsed_ms:,.1f} ms>"
+        )
+
     @property
     def text_tokens_estimate(self) -> int:
         """Tokens the same text would cost as text (the chars/4 heuristic)."""

@@ -25,7 +25,7 @@ from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout, to_codepoint
 class Page:
     """One rendered page: PNG bytes, size in px, the source span it shows, its price."""
 
-    png: bytes
+    png: bytes = field(repr=False)  # the repr shows the size, not the bytes
     width: int
     height: int
     source_span: tuple[int, int]

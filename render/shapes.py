@@ -103,8 +103,9 @@ SHAPES: dict[str, Shape] = {
         reason=(
             "Readers with strong vision read ~5x8 px glyphs: 5-px-wide glyphs with a 7-px cap "
             "height and 2-px descenders in a 6x10 cell. 10 px pitch clears the 9 px floor; "
-            "a 1568x728 page holds 261x72 = 18,792 cells. Use for prose and logs read by "
-            "strong readers where density matters more than exact ids."
+            "a full Anthropic page (1564x726 inside the 1568x728 box, 8-px margins) holds "
+            "258x71 = 18,318 cells. Use for prose and logs read by strong readers where "
+            "density matters more than exact ids."
         ),
     ),
     "regular": Shape(
@@ -118,7 +119,8 @@ SHAPES: dict[str, Shape] = {
         reason=(
             "The general default: 7x13 glyphs (10-px caps, 7-px x-height, 3-px descenders) "
             "in an 8x16 cell keep serifs on I/l/1, a slashed zero and distinct 5/S, 8/B "
-            "legible for mid-strength readers; a 1568x728 page holds 196x45 = 8,820 cells."
+            "legible for mid-strength readers; a full Anthropic page (1568x720) holds "
+            "194x44 = 8,536 cells."
         ),
     ),
     "large": Shape(
@@ -134,7 +136,8 @@ SHAPES: dict[str, Shape] = {
             "for tool output (code, JSON, hex ids): the 3-px gutter keeps neighbours from "
             "fusing. glyphfold-large is the regular font's drawings emboldened to 8x13 and "
             "centred in the 11x16 cell, with box drawing, blocks and the em dash drawn for "
-            "the full cell so tables stay joined; a 1568x728 page holds 142x45 = 6,390 cells."
+            "the full cell so tables stay joined; a full Anthropic page (1567x720) holds "
+            "141x44 = 6,204 cells."
         ),
     ),
 }

@@ -123,7 +123,7 @@ def effective_context_budget(
     configured_model: str | None = None,
     selected_model: str | None = None,
 ) -> int:
-    """Resolve the proactive trimming budget in tokens (SPEC §3.1-3.2); 0 = disabled.
+    """Resolve the proactive trimming budget in tokens (docs/budget.md); 0 = disabled.
 
     - neither ``max_context_tokens`` nor ``context_compact_ratio``: 32,000, capped by
       the selected model's window when that is smaller;
@@ -205,7 +205,7 @@ class BudgetConfig:
 
     @property
     def capacity(self) -> int | None:
-        """The selected model's known window, or None (SPEC §3.2)."""
+        """The selected model's known window, or None (docs/budget.md)."""
         return resolve_capacity(
             self.context_window,
             configured_model=self.configured_model,
@@ -239,7 +239,7 @@ def check_fits(
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
 ) -> int:
-    """Raise ContextOverflowError before sending if the request cannot fit (SPEC §3.3).
+    """Raise ContextOverflowError before sending if the request cannot fit (docs/budget.md).
 
     Counts the messages (images included), the tool schemas, ``extra_tokens``
     (hooks, dynamic context) and ``reserve_output``; ``window`` None means

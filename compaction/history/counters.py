@@ -62,7 +62,7 @@ class RequestCounter(Protocol):
 
 
 class EstimateRequestCounter:
-    """The default: SDK-free estimate (SPEC §3.4), every image billed, tools by JSON size."""
+    """The default: SDK-free estimate (docs/budget.md), every image billed, tools by JSON size."""
 
     def __init__(self, *, profile: Any = DEFAULT_PROFILE, counter: Any = None) -> None:
         self.profile = profile

@@ -39,7 +39,7 @@ TrimReason = Literal["token_budget", "turn_limit", "overflow_recovery"]
 
 @dataclass(frozen=True, slots=True)
 class HistoryTrimmed:
-    """Whole turns (SPEC §2.6) or whole steps (SPEC §5.7) were dropped from the history.
+    """Whole turns (docs/history.md) or whole steps (docs/ladder.md) were dropped from the history.
 
     ``dropped_range`` is the (start, end) slice of the *input* messages the dropped
     ones lie in: contiguous for the turn trims, because only the oldest turns go;
@@ -67,7 +67,7 @@ class HistoryTrimmed:
 
 @dataclass(frozen=True, slots=True)
 class OrphansSwept:
-    """The orphan sweep (SPEC §2.7) repaired an inconsistent history.
+    """The orphan sweep (docs/history.md) repaired an inconsistent history.
 
     Indices refer to the input messages; ``synthesized`` lists the call ids that
     received a synthetic "result missing" result instead of being removed.
@@ -80,7 +80,7 @@ class OrphansSwept:
 
 @dataclass(frozen=True, slots=True)
 class MessagesEvicted:
-    """FIFO eviction (SPEC §4.1) removed the oldest messages."""
+    """FIFO eviction (docs/history.md) removed the oldest messages."""
 
     evicted_messages: int
     tokens_evicted: int
@@ -107,7 +107,7 @@ class SummaryFailed:
 
 @dataclass(frozen=True)
 class CheckpointDropped:
-    """A compaction replaced a checkpoint's target, so the checkpoint is dropped (SPEC §6.6)."""
+    """A compaction replaced a checkpoint's target, so the checkpoint is dropped (docs/store.md)."""
 
     conversation_id: str
     label: str

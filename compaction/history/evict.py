@@ -142,7 +142,7 @@ class EvictingHistory:
         parsed = parse_message(self._format or OPENAI, index, message)
         if parsed.role == "system":
             msg = (
-                f"message {index}: system messages are not in the FIFO (SPEC §4.2); "
+                f"message {index}: system messages are not in the FIFO (docs/history.md); "
                 "count them in prompt_overhead instead"
             )
             raise HistoryFormatError(msg, index=index)
@@ -177,7 +177,7 @@ class EvictingHistory:
     def prompt_overhead(
         self, system_prompt: str = "", dynamic_context: str = "", tool_prompt: str = ""
     ) -> int:
-        """Tokens of system prompt + dynamic context + tool prompt (SPEC §4.2)."""
+        """Tokens of system prompt + dynamic context + tool prompt (docs/history.md)."""
         if self.counter is not None:
             return sum(self.counter.count(t) for t in (system_prompt, dynamic_context, tool_prompt))
         return sum(-(-len(t) // 4) for t in (system_prompt, dynamic_context, tool_prompt))
@@ -191,7 +191,7 @@ class EvictingHistory:
         )
 
     def restore(self, snap: EvictionSnapshot) -> None:
-        """Return to a snapshot's contents (SPEC §4.6 rollback)."""
+        """Return to a snapshot's contents: the rollback of docs/history.md (LoopGuard)."""
         self._wire = list(snap.wire)
         self._parsed = list(snap.parsed)
         self._tokens = list(snap.tokens)
@@ -299,7 +299,7 @@ class EvictingHistory:
         prompt_overhead: int = 0,
         state: Any = None,
     ) -> list[Any]:
-        """Append an assistant message, then run the eviction check (SPEC §4.5)."""
+        """Append an assistant message, then run the eviction check (docs/history.md)."""
         self.append(message, tokens=tokens)
         return self.evict_old_messages(prompt_overhead=prompt_overhead, state=state)
 

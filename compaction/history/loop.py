@@ -91,7 +91,7 @@ class LoopGuard:
         return self.iterations >= self.max_iterations
 
     def rollback(self) -> Any:
-        """The history as it was before the request (SPEC §4.6).
+        """The history as it was before the request (docs/history.md).
 
         An EvictingHistory is restored in place and returned; any other history
         comes back as a fresh deep copy of the snapshot.

@@ -102,7 +102,7 @@ class TokenCounter(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class HeuristicCounter:
-    """About ``chars_per_token`` characters per token, rounded up (SPEC §3.4)."""
+    """About ``chars_per_token`` characters per token, rounded up (docs/budget.md)."""
 
     chars_per_token: int = CHARS_PER_TOKEN
 
@@ -639,11 +639,11 @@ def estimate_history_tokens(
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
 ) -> int:
-    """Estimate the tokens of a history (SPEC §3.4): ~4 chars/token + 4 per message.
+    """Estimate the tokens of a history (docs/budget.md): ~4 chars/token + 4 per message.
 
     ``profile`` (a name or a Profile from ``glyphfold.render.profiles``) prices
     images; ``counter`` replaces the 4-chars heuristic with an exact tokenizer;
-    ``image_policy`` is ``"spec"`` (SPEC §3.4) or ``"all"`` (every image billed).
+    ``image_policy`` is ``"spec"`` (docs/budget.md) or ``"all"`` (every image billed).
     """
     return token_costs(history, profile=profile, counter=counter, image_policy=image_policy).total
 

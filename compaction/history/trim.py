@@ -284,7 +284,7 @@ def trim_history(
 
     Returns a :class:`TrimResult` (history of the same kind as the input). With
     both limits the stricter one wins. ``budget`` 0 disables the token limit
-    (SPEC §3.1); ``max_turns`` 0 still keeps the newest turn (SPEC §2.4). The
+    (docs/budget.md); ``max_turns`` 0 still keeps the newest turn (docs/history.md). The
     event is published on ``bus`` (default: the process-wide bus).
     """
     if budget is None and max_turns is None:
@@ -322,10 +322,10 @@ def trim_to_recent_turns(
     image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,
 ) -> Any:
-    """Drop the oldest whole turns until the estimate fits ``budget`` tokens (SPEC §2.2).
+    """Drop the oldest whole turns until the estimate fits ``budget`` tokens (docs/history.md).
 
-    The newest turn is kept even above budget (SPEC §2.4, §3.3); ``budget`` 0
-    disables proactive trimming (SPEC §3.1). Returns the kind it was given.
+    The newest turn is kept even above budget (docs/history.md); ``budget`` 0
+    disables proactive trimming (docs/budget.md). Returns the kind it was given.
     """
     return trim_history(
         history,
@@ -345,7 +345,7 @@ def trim_to_recent_turn_count(
     counter: TokenCounter | None = None,
     bus: EventBus | None = None,
 ) -> Any:
-    """Keep the newest ``max_turns`` whole turns (default 50; 0 keeps one) (SPEC §2.3-2.4)."""
+    """Keep the newest ``max_turns`` whole turns (default 50; 0 keeps one) (docs/history.md)."""
     return trim_history(
         history, max_turns=max_turns, profile=profile, counter=counter, bus=bus
     ).history
@@ -359,7 +359,7 @@ def trim_conversation_to_recent_turns(
     counter: TokenCounter | None = None,
     bus: EventBus | None = None,
 ) -> Any:
-    """The turn limit on the structured conversation (a canonical History) (SPEC §2.3).
+    """The turn limit on the structured conversation (a canonical History) (docs/history.md).
 
     Same rule as :func:`trim_to_recent_turn_count`; accepts wire input too and
     returns the kind it was given.
@@ -378,7 +378,7 @@ def recover_from_overflow(
     image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,
 ) -> Any:
-    """Reactive recovery (SPEC §3.6): trim to two thirds of the current estimate, whole turns.
+    """Reactive recovery (docs/budget.md): trim to two thirds of the current estimate, whole turns.
 
     The target comes from the history's own estimate, not from the model's
     capacity. ``error`` (optional) must be a context-overflow error. Raises

@@ -99,7 +99,7 @@ class Segmentation:
 
 
 def segment_turns(history: Any) -> Segmentation:
-    """Split a history (wire or canonical) into leading messages and turns (SPEC §1)."""
+    """Split a history (wire or canonical) into leading messages and turns (docs/history.md)."""
     h, _ = coerce(history)
     starts = [i for i, m in enumerate(h.messages) if is_turn_start(m)]
     n = len(h.messages)
@@ -288,7 +288,7 @@ def _insert_synthetic(
 
 
 def sweep_orphans(history: Any, *, mode: str = "remove", bus: EventBus | None = None) -> Any:
-    """Final safety net (SPEC §2.7): repair orphans, publish OrphansSwept, return the history.
+    """Final safety net (docs/history.md): repair orphans, publish OrphansSwept, return the history.
 
     Returns the same kind it was given; unchanged (the same object) when there
     is no orphan. See :func:`repair_orphans` for the modes.
@@ -303,7 +303,7 @@ def sweep_orphans(history: Any, *, mode: str = "remove", bus: EventBus | None = 
 
 
 def bound_tool_result(text: str, *, max_tool_result_chars: int) -> str:
-    """Bound one tool result when it is recorded (SPEC §2.8), keeping head and tail.
+    """Bound one tool result when it is recorded (docs/history.md), keeping head and tail.
 
     The cut is visible: ``[... 48,213 chars cut ...]`` sits between the head and
     the tail, and the result never exceeds ``max_tool_result_chars``.

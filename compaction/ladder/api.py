@@ -92,10 +92,10 @@ def compact(
     bus: EventBus | None = None,
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> CompactionResult[HistoryT]:
-    """Compact ``history`` under a token budget, cheapest rung first (SPEC §5).
+    """Compact ``history`` under a token budget, cheapest rung first (docs/ladder.md).
 
     Give ``budget`` (tokens) or ``window`` (the model's context window, with an
-    optional ``ratio``, resolved by SPEC §3.1); ``reserve`` tokens are kept free
+    optional ``ratio``, resolved by docs/budget.md); ``reserve`` tokens are kept free
     for the reply. ``rungs`` picks and orders rungs (names from ``RUNGS``, or
     objects with ``.apply``); the default is every rung, the summary rung only
     when a ``summarizer`` is given. ``pins`` are messages that every rung keeps.
@@ -107,7 +107,7 @@ def compact(
 
     ``image_policy="all"`` (the default) prices every image left in the history,
     because the compacted wire history is sent as it is and the provider bills
-    every image in it; ``"spec"`` prices images as SPEC §3.4's estimate does (only
+    every image in it; ``"spec"`` prices images as the estimate of docs/budget.md does (only
     user turns and the newest turn's tool results), for a harness that, like the
     seed's runtime, re-attaches only current tool images.
     """
@@ -166,7 +166,7 @@ def recover(
     bus: EventBus | None = None,
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> CompactionResult[HistoryT]:
-    """Reactive recovery after a context overflow (SPEC §3.6, §5.1).
+    """Reactive recovery after a context overflow (docs/budget.md).
 
     Reduces the history to at most two thirds of its current estimate with the
     model-free rungs (elide, strip, snapshot, trim); the summary rung runs only

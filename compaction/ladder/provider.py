@@ -19,7 +19,7 @@ def provider_messages(history: HistoryT) -> HistoryT:
     """The history as a provider accepts it: ``x_glyphfold`` keys removed, same kind.
 
     Compaction output keeps snapshot sources under ``x_glyphfold`` so the next pass
-    can re-render from text (SPEC §5.3); providers reject unknown keys, so strip
+    can re-render from text (docs/ladder.md); providers reject unknown keys, so strip
     them right before sending.
     """
     stripped: HistoryT = _strip_history(history)

@@ -39,7 +39,7 @@ RungName: TypeAlias = Literal["elide", "strip", "snapshot", "summary", "trim"]
 class LadderConfig:
     """The ladder's configuration: what every rung shares, then one config per rung.
 
-    ``tail_tokens``: the tail allowance. The tail (SPEC §1) is the newest step plus as
+    ``tail_tokens``: the tail allowance. The tail (docs/ladder.md) is the newest step plus as
     many newer-to-older steps as fit this many tokens, and never more than half of
     what the target leaves after the head and the newest real user message; no rung
     touches it. ``min_saving_tokens``: elision and image stripping do not act when

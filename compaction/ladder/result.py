@@ -35,6 +35,16 @@ class CompactionResult(Generic[HistoryT]):
     dry_run: bool = False
     history: History | None = field(default=None, repr=False)  # canonical result
 
+    def __repr__(self) -> str:
+        # a summary: the dataclass repr would inline the history and every page's PNG bytes
+        rungs = ", ".join(e.rung for e in self.ledger) or "none"
+        return (
+            f"<CompactionResult {self.tokens_before:,} -> {self.tokens_after:,} tokens, "
+            f"target {self.target:,}, {'fits' if self.fits else 'over'}"
+            f"{', dry run' if self.dry_run else ''}; rungs: {rungs}; "
+            f"{len(self.pages):,} page(s)>"
+        )
+
     @property
     def fits(self) -> bool:
         """True when the history ends at or under the target."""
@@ -44,7 +54,7 @@ class CompactionResult(Generic[HistoryT]):
         """``messages`` as a provider accepts them (``x_glyphfold`` keys stripped).
 
         Keep ``messages`` as the conversation's stored history (the snapshot source
-        in it lets the next pass re-render from text, SPEC §5.3); send this.
+        in it lets the next pass re-render from text, docs/ladder.md); send this.
         """
         return provider_messages(self.messages)
 

@@ -133,7 +133,7 @@ class Store:
         ``History`` (stored as its wire form). The tip moves
         only if it still is ``expected_tip`` (default: the tip this handle last
         saw, or the current tip if it never looked): otherwise
-        ``ConflictError`` and nothing is written (SPEC §6.1).
+        ``ConflictError`` and nothing is written (docs/store.md).
         """
         return _tree.commit_turn(self._ctx, conversation, messages, expected_tip)
 
@@ -161,7 +161,7 @@ class Store:
         """Move the tip to an earlier turn boundary (None: before the first message).
 
         Writes nothing but the pointer: the path left behind stays and is
-        listed by :meth:`branches` (SPEC §6.4).
+        listed by :meth:`branches` (docs/store.md).
         """
         _tree.branch(self._ctx, conversation, message_id)
 
@@ -175,7 +175,7 @@ class Store:
         """Copy root -> ``message_id`` (default: the tip) into a new conversation, new ids.
 
         Checkpoints on the copied path come along (re-pointed to the copies).
-        Later messages of either conversation never appear in the other (SPEC §6.5).
+        Later messages of either conversation never appear in the other (docs/store.md).
         """
         return _tree.fork(self._ctx, conversation, message_id, title)
 
@@ -196,7 +196,7 @@ class Store:
 
         The digest is ``digest`` or a default listing of the abandoned path's
         tool calls. A checkpoint dropped by a compaction raises
-        ``NotFoundError``: it is never re-pointed elsewhere (SPEC §6.6).
+        ``NotFoundError``: it is never re-pointed elsewhere (docs/store.md).
         """
         return _checkpoints.rewind(self._ctx, conversation, label, digest)
 
@@ -251,7 +251,7 @@ class Store:
         Leading system messages are kept; the cut falls on a turn boundary
         (core's segmentation) whose first message is never an orphan tool
         result; the most recent turn is always kept, even alone over budget
-        (SPEC §6.2, §2.4). Stored per-message estimates pick the cut without
+        (docs/store.md). Stored per-message estimates pick the cut without
         reading old payloads; core's ``estimate_history_tokens`` (with
         ``counter`` / ``profile``) then has the last word on the result.
         """

@@ -1,4 +1,4 @@
-"""Shared input/output of the commands: bounded reads of a file or stdin, history JSON, pages."""
+"""Shared input/output of the history commands: bounded reads, history JSON, pricing, sweep."""
 
 from __future__ import annotations
 
@@ -6,17 +6,23 @@ import argparse
 import base64
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from glyphfold.commands._output import write_text
+from glyphfold.commands._term import dumps, note
 from glyphfold.errors import HistoryFormatError, InputError
 
 FORMATS = ("auto", "openai", "anthropic")
 MAX_INPUT_BYTES = 512 * 1024 * 1024
+# one pricing for every command: a history file is sent as it is, so every image in
+# it is billed (docs/budget.md, "What the commands count")
+CLI_IMAGE_POLICY = "all"
 
 
-def add_input(parser: argparse.ArgumentParser) -> None:
-    """Add the IN.json positional and the --format / --profile options."""
+def add_input(parser: argparse.ArgumentParser, *, profile: bool = True) -> None:
+    """Add the IN.json positional and the --format (and --profile) options."""
     parser.add_argument(
         "input",
         metavar="IN.json",
@@ -29,13 +35,18 @@ def add_input(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="wire format of the input (default: detect)",
     )
-    parser.add_argument(
-        "--profile", default="anthropic", help="provider profile (default: anthropic)"
-    )
+    if profile:
+        parser.add_argument(
+            "--profile",
+            default="anthropic",
+            metavar="NAME",
+            help="provider profile pricing images and pages (default: anthropic; "
+            "`glyphfold profiles` lists them)",
+        )
 
 
 def read_input_bytes(spec: str, *, max_bytes: int = MAX_INPUT_BYTES) -> tuple[bytes, str]:
-    """Return (bytes, label) of a file path or ``-`` (stdin), refusing more than ``max_bytes``."""
+    """(bytes, label) of a regular file or ``-`` (stdin), refusing more than ``max_bytes``."""
     if spec == "-":
         data = sys.stdin.buffer.read(max_bytes + 1)
         label = "stdin"
@@ -47,29 +58,49 @@ def read_input_bytes(spec: str, *, max_bytes: int = MAX_INPUT_BYTES) -> tuple[by
         if not path.is_file():
             msg = f"input is not a regular file: {spec}"
             raise InputError(msg)
-        with path.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
+        try:
+            with path.open("rb") as fh:
+                data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            msg = f"cannot read {spec}: {exc.strerror or exc}"
+            raise InputError(msg) from None
         label = spec
     if len(data) > max_bytes:
-        msg = f"{label} is larger than {max_bytes} bytes; split it first"
+        msg = f"{label} is larger than {max_bytes:,} bytes; split it first"
         raise InputError(msg)
     return data, label
 
 
-def read_history(spec: str) -> Any:
-    """Load a history from a JSON file path or ``-`` (stdin); one-line errors on bad input."""
-    data, label = read_input_bytes(spec)
+def parse_json(data: bytes, label: str) -> Any:
+    """Decode JSON bytes with one-line errors (bad UTF-8, bad JSON, nesting too deep)."""
     if not data.strip():
         msg = f"{label} is empty; expected a JSON chat history"
         raise InputError(msg)
     try:
-        history = json.loads(data)
+        return json.loads(data)
     except UnicodeDecodeError as exc:
-        msg = f"{label} is not UTF-8 JSON: {exc.reason} at byte {exc.start}"
+        msg = f"{label} is not UTF-8 JSON: {exc.reason} at byte {exc.start:,}"
         raise InputError(msg) from None
     except json.JSONDecodeError as exc:
-        msg = f"{label} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        msg = f"{label} is not valid JSON: {exc.msg} (line {exc.lineno:,}, column {exc.colno:,})"
         raise HistoryFormatError(msg) from None
+    except RecursionError:
+        msg = f"{label} is nested too deeply to be a chat history"
+        raise InputError(msg) from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        msg = f"{label} is not usable JSON: {exc}"
+        raise InputError(msg) from None
+
+
+def read_json(spec: str) -> tuple[Any, str]:
+    """Load any JSON document from a file or ``-``; returns (data, label)."""
+    data, label = read_input_bytes(spec)
+    return parse_json(data, label), label
+
+
+def read_history(spec: str) -> Any:
+    """Load a history from a JSON file path or ``-`` (stdin); one-line errors on bad input."""
+    history, label = read_json(spec)
     if not isinstance(history, list | dict):
         msg = f"{label}: a history is a JSON list of messages or an object with 'messages'"
         raise HistoryFormatError(msg)
@@ -84,28 +115,115 @@ def _json_bytes(value: Any) -> str:
     raise TypeError(msg)
 
 
-def write_json(data: Any, path: str | None) -> None:
-    """Write JSON to ``path`` (stdout when None or '-')."""
-    text = json.dumps(data, ensure_ascii=False, indent=1, default=_json_bytes) + "\n"
-    if path in (None, "-"):
-        sys.stdout.write(text)
-        return
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text, encoding="utf-8")
+def json_text(data: Any) -> str:
+    """A history or report as the commands write it (indented, valid UTF-8 JSON)."""
+    return dumps(data, indent=1, default=_json_bytes) + "\n"
 
 
-def write_pages(pages: Any, directory: str | Path) -> list[Path]:
-    """Write ``page-0001.png``... and return the paths."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
+def write_json(data: Any, target: Path | None) -> None:
+    """Write JSON atomically to ``target`` (from ``_output.output_file``) or stdout."""
+    write_text(json_text(data), target)
+
+
+def history_tokens(history: Any, *, profile: Any, format: str = "auto") -> int:
+    """The estimate every command prints: every image priced (what the file costs if sent)."""
+    from glyphfold.compaction.history.messages import coerce
+    from glyphfold.compaction.history.tokens import estimate_history_tokens
+
+    h, _ = coerce(history, format=format)
+    return estimate_history_tokens(
+        h, profile=pricing_profile(profile), image_policy=CLI_IMAGE_POLICY
+    )
+
+
+def pricing_profile(profile: Any) -> Any:
+    from glyphfold.render.profiles import get_profile
+
+    prof = get_profile(profile)
+    # a text-only profile prices no image: price them as the default profile does
+    return prof if prof.vision else get_profile("anthropic")
+
+
+def load(spec: str, *, format: str = "auto") -> tuple[Any, Callable[[Any], Any]]:
+    """Read a history file into a canonical History; returns (history, restore-to-wire)."""
+    from glyphfold.compaction.history.messages import coerce
+
+    return coerce(read_history(spec), format=format)
+
+
+def sweep(h: Any) -> tuple[Any, dict[str, Any] | None]:
+    """Repair orphan tool calls/results of a canonical History (docs/history.md, "The sweep").
+
+    Orphan results (no call) are removed; orphan calls (no result) are answered by a
+    synthetic "result missing" result. Returns (History, report or None when there
+    was nothing to repair); the commands print the report and put it in --json.
+    """
+    from glyphfold.compaction.history.events import publish
+    from glyphfold.compaction.history.turns import repair_orphans
+
+    res = repair_orphans(h, mode="synthesize")
+    if res.event is None:
+        return h, None
+    publish(res.event)
+    ev = res.event
+    report = {
+        "removed_results": [{"index": i, "call_id": c} for i, c in ev.removed_results],
+        "removed_calls": [
+            {"index": i, "call_id": c} for i, c in ev.removed_calls if c not in ev.synthesized
+        ],
+        "answered_calls": list(ev.synthesized),
+    }
+    return res.history, report
+
+
+def remap_pins(pins: list[Any], before: Any, after: Any) -> list[Any]:
+    """``--pin`` values after the sweep: indices of ``before`` become indices of ``after``.
+
+    Messages the sweep left alone are the same objects in both; an index naming a
+    message the sweep changed or removed is an error. Ids are kept as they are.
+    """
+    if before is after:
+        return pins
+    where = {id(m): j for j, m in enumerate(after.messages)}
+    n = len(before.messages)
     out = []
-    for k, page in enumerate(pages, 1):
-        p = d / f"page-{k:04d}.png"
-        try:
-            p.write_bytes(page.png)
-        except OSError as exc:
-            msg = f"cannot write {p}: {exc.strerror or exc}"
-            raise InputError(msg) from None
-        out.append(p)
+    for p in pins:
+        k = p + n if isinstance(p, int) and p < 0 else p
+        if not isinstance(p, int) or not 0 <= k < n:
+            out.append(p)  # an id, or out of range: the library checks it
+            continue
+        j = where.get(id(before.messages[k]))
+        if j is None:
+            msg = f"--pin {p}: that message was repaired or removed by the orphan sweep"
+            raise InputError(msg)
+        out.append(j)
     return out
+
+
+def _listed(rows: list[Any]) -> str:
+    shown = [f"#{r['index']} {r['call_id']!r}" if isinstance(r, dict) else repr(r) for r in rows]
+    return ", ".join(shown[:5]) + ("…" if len(shown) > 5 else "")
+
+
+def sweep_line(report: dict[str, Any]) -> str:
+    """One human line for a sweep report."""
+    parts = []
+    if report["removed_results"]:
+        n = len(report["removed_results"])
+        parts.append(f"removed {n:,} orphan tool result(s) ({_listed(report['removed_results'])})")
+    if report["removed_calls"]:
+        n = len(report["removed_calls"])
+        parts.append(f"removed {n:,} duplicate tool call(s) ({_listed(report['removed_calls'])})")
+    if report["answered_calls"]:
+        n = len(report["answered_calls"])
+        parts.append(
+            f"answered {n:,} tool call(s) that had no result with a 'result missing' note "
+            f"({_listed(report['answered_calls'])})"
+        )
+    return "repaired the input: " + "; ".join(parts) + " (docs/history.md#the-orphan-sweep)"
+
+
+def report_sweep(report: dict[str, Any] | None) -> None:
+    """Print the sweep's line on stderr (a repair changes the output: said even with --quiet)."""
+    if report is not None:
+        note(f"glyphfold: {sweep_line(report)}")

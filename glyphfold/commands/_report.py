@@ -17,13 +17,28 @@ td,th{border:1px solid #ddd;padding:.25rem .55rem;text-align:left;vertical-align
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .bar{height:14px;background:#4a7;display:inline-block;vertical-align:middle}
 .bar.before{background:#c55}
-figure{margin:1rem 0;background:#fff;border:1px solid #ddd;padding:.5rem}
-figure img{max-width:100%;image-rendering:pixelated;border:1px solid #eee}
+figure{margin:1rem 0;background:#fff;border:1px solid #ddd;padding:.5rem;overflow-x:auto}
+/* pages at 1:1 (a glyph page downscaled by the browser loses strokes): never shrunk to
+   the window, scrolled sideways instead; the script below keeps an integer zoom on
+   screens with a fractional pixel ratio */
+figure img.page{display:block;max-width:none;image-rendering:pixelated;
+image-rendering:crisp-edges;border:0}
+figure figcaption{position:sticky;left:0}
 code,pre{font-family:ui-monospace,monospace;font-size:13px}
 pre{white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:.6rem}
 .role-user{color:#06c}.role-assistant{color:#7a3}.role-tool{color:#a60}.role-system{color:#888}
 .kind{font-size:12px;border-radius:4px;padding:0 .35rem;background:#eee}
 """
+
+
+# On a screen whose device-pixel ratio is not a whole number (125%, 150% desktop
+# scaling), a CSS pixel is not a whole number of screen pixels: size each page so one
+# page pixel covers floor(ratio) screen pixels exactly.
+_INTEGER_ZOOM = """<script>
+(function(){var r=window.devicePixelRatio||1;if(r===Math.floor(r))return;
+var z=Math.max(1,Math.floor(r))/r;document.querySelectorAll('img.page').forEach(
+function(i){i.style.width=(i.width*z)+'px';i.style.height=(i.height*z)+'px';});})();
+</script>"""
 
 
 def _num(n: int) -> str:
@@ -116,12 +131,14 @@ def report_html(
         parts.append(
             "<h2>Snapshot pages</h2><p>What the model receives instead of the middle "
             "of the conversation, rendered from the transcript text (never from "
-            "earlier pages).</p>"
+            "earlier pages). Shown at 1:1, pixel for pixel as the model gets them; "
+            "on a narrow window, scroll a page sideways.</p>"
         )
         for k, (src, page) in enumerate(zip(page_files, result.pages, strict=True), 1):
             s, e = page.source_span
             parts.append(
-                f"<figure><img src='{escape(src)}' width={page.width} alt='page {k}'>"
+                f"<figure id=page-{k}><img class=page src='{escape(src)}' width={page.width} "
+                f"height={page.height} alt='page {k}'>"
                 f"<figcaption>page {k}: {page.width}&times;{page.height} px, "
                 f"{_num(page.image_tokens)} image tokens, {_num(len(page.png))} PNG bytes, "
                 f"transcript chars {_num(s)}&ndash;{_num(e)} "
@@ -150,6 +167,7 @@ def report_html(
                 f"<td>{escape(r.detail[:160])}</td></tr>"
             )
         parts.append("</table></details>")
+    parts.append(_INTEGER_ZOOM)
     parts.append(
         "<p>Files: <a href='compacted.json'>compacted.json</a> (snapshot source kept "
         "under <code>x_glyphfold</code>), <a href='input.json'>input.json</a>, "

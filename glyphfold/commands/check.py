@@ -21,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from glyphfold.commands._term import say
     from glyphfold.commands.store_view import open_existing
     from glyphfold.compaction.store.url import parse_store_url
     from glyphfold.errors import CorruptStoreError, NotFoundError
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         store = open_existing(args.db)
     except CorruptStoreError as exc:  # too damaged to open: that is the answer
-        print(f"glyphfold check: 1 problem\n  {exc}")
+        say(f"glyphfold check: 1 problem\n  {exc}")
         return EXIT_INCONSISTENT
     if store is None:
         msg = f"no store at {parse_store_url(args.db).target} (nothing to check)"
@@ -42,12 +43,12 @@ def run(args: argparse.Namespace) -> int:
             counts = (len(listed), sum(c.message_count for c in listed))
     if counts is not None:
         conversations, messages = counts
-        print(
-            f"{where}: ok ({conversations} conversation{'s' if conversations != 1 else ''}, "
-            f"{messages} message{'s' if messages != 1 else ''})"
+        say(
+            f"{where}: ok ({conversations:,} conversation{'s' if conversations != 1 else ''}, "
+            f"{messages:,} message{'s' if messages != 1 else ''})"
         )
         return EXIT_OK
-    print(f"{where}: {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+    say(f"{where}: {len(problems):,} problem{'s' if len(problems) != 1 else ''}")
     for problem in problems:
-        print(f"  {problem}")
+        say(f"  {problem}")
     return EXIT_INCONSISTENT

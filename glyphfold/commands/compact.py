@@ -1,43 +1,55 @@
-"""``glyphfold compact``: run the recovery ladder on a history file.
-
-Exit codes: 0 the history fits the budget; 1 it could not be brought under the
-budget (the newest turn or pinned messages alone are too big; nothing is
-written); 2 bad usage or bad input (one-line message).
-"""
+"""``glyphfold compact``: run the recovery ladder on a history file."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from typing import Any
+
+from glyphfold.commands._args import add_json, non_negative_int, positive_int, ratio
 
 HELP = "compact a chat history under a token budget (elide, strip, snapshot, summary, trim)"
+DESCRIPTION = """\
+Compact a chat history under a token budget: elide old uneventful tool results,
+strip old images, render the middle into glyph pages (snapshots), summarise
+(with --summarizer), trim whole turns; cheapest rung first, stopping once the
+history fits. Orphan tool calls/results in the input are repaired first, and
+the repair is reported. Reference: docs/cli.md#compact, budget rules: docs/budget.md."""
+EPILOG = """\
+exit codes:
+  0  the history fits the budget (with --dry-run: it would fit)
+  1  it cannot be brought under the budget (the newest turn or the pinned messages
+     alone are too big); nothing is written
+  2  bad usage or bad input"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from glyphfold.commands._history_io import add_input
 
-    parser.epilog = (
-        "exit codes: 0 the history fits the budget (or, with --dry-run, would fit); "
-        "1 it cannot be brought under the budget (the newest turn or pinned messages are "
-        "too big; nothing is written); 2 bad usage or bad input"
-    )
+    parser.epilog = EPILOG
     add_input(parser)
     parser.add_argument(
-        "-o", "--output", metavar="OUT.json", help="compacted history (default: stdout)"
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the compacted history here ('-' = stdout; without -o it goes to stdout, "
+        "but never to a terminal: it holds base64 PNG pages)",
     )
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--budget", type=int, metavar="N", help="token budget")
+    group.add_argument("--budget", type=positive_int, metavar="N", help="token budget")
     group.add_argument(
         "--window",
-        type=int,
+        type=positive_int,
         metavar="N",
-        help="model context window (budget = window x ratio, SPEC §3.1)",
+        help="the model's context window; the budget is window x --ratio "
+        "(without --ratio: the default 32,000, capped by the window; docs/budget.md)",
     )
-    parser.add_argument("--ratio", type=float, metavar="R", help="with --window: budget ratio")
+    parser.add_argument(
+        "--ratio", type=ratio, metavar="R", help="with --window: budget = window x R, R in (0, 1]"
+    )
     parser.add_argument(
         "--reserve",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="N",
         help="tokens kept free for the reply (default 0)",
@@ -67,12 +79,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "is; a later compact can then no longer re-render old snapshots from their source",
     )
     parser.add_argument("--pages-dir", metavar="DIR", help="also write the snapshot pages here")
-    parser.add_argument("--report", metavar="FILE.json", help="write the ledger as JSON")
+    parser.add_argument(
+        "--report", metavar="FILE", help="also write the report (tokens, ledger) as JSON here"
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
         help="print the plan (what each rung would remove and save); write nothing",
     )
+    add_json(parser, "tokens before/after, budget, fits, pages, the ledger, repairs")
 
 
 def summarizer_from_name(name: str | None):
@@ -93,46 +108,166 @@ def parse_pins(pins: list[str]) -> list[int | str]:
     return [int(p) if p.lstrip("-").isdigit() else p for p in pins]
 
 
-def run(args: argparse.Namespace) -> int:
-    from glyphfold.commands._history_io import read_history, write_json, write_pages
-    from glyphfold.compaction.ladder.api import compact, provider_messages
-    from glyphfold.errors import ContextOverflowError, InputError
+def resolve_budget(args: argparse.Namespace) -> tuple[int, str]:
+    """The budget from --budget or --window/--ratio, and how it was reached (said aloud)."""
+    from glyphfold.compaction.history.budget import DEFAULT_BUDGET_TOKENS, effective_context_budget
+    from glyphfold.errors import InputError
 
     if args.ratio is not None and args.window is None:
-        msg = "--ratio needs --window"
+        msg = "--ratio needs --window (budget = window x ratio)"
         raise InputError(msg)
     if args.budget is None and args.window is None:
-        msg = "give --budget N or --window N"
+        msg = "give --budget N, or --window N with --ratio R"
         raise InputError(msg)
-    history = read_history(args.input)
-    try:
-        result = compact(
-            history,
-            profile=args.profile,
-            budget=args.budget,
-            window=args.window,
-            ratio=args.ratio,
-            reserve=args.reserve,
-            rungs=args.rungs,
-            summarizer=summarizer_from_name(args.summarizer),
-            pins=parse_pins(args.pin),
-            dry_run=args.dry_run,
-            format=args.format,
-        )
-    except ContextOverflowError as exc:
-        print(f"glyphfold: {exc}", file=sys.stderr)
-        return 1
-    for line in result.summary_lines():
-        print(line, file=sys.stderr)
-    if args.report:
-        write_json(result.report(), args.report)
+    if args.budget is not None:
+        return args.budget, f"budget {args.budget:,} tokens (--budget)"
+    budget = effective_context_budget(context_window=args.window, context_compact_ratio=args.ratio)
+    if args.ratio is not None:
+        return budget, f"budget {budget:,} tokens = window {args.window:,} x ratio {args.ratio:g}"
+    how = (
+        f"the default {DEFAULT_BUDGET_TOKENS:,}"
+        if budget == DEFAULT_BUDGET_TOKENS
+        else f"the default {DEFAULT_BUDGET_TOKENS:,} capped by the window"
+    )
+    return budget, f"budget {budget:,} tokens: {how} (no --ratio; --ratio R gives window x R)"
+
+
+def _check_outputs(args: argparse.Namespace) -> dict[str, Any]:
+    """Every output path checked before the work (docs/cli.md, "Files")."""
+    from glyphfold.commands._output import output_dir, output_file
+    from glyphfold.errors import InputError
+
     if args.dry_run:
-        if not args.report:
-            print(json.dumps(result.report()["ledger"], ensure_ascii=False, indent=1))
+        return {"output": None, "report": None, "pages": None}
+    if args.json and args.output in (None, "-"):
+        msg = "--json prints the report on stdout: give -o FILE for the compacted history"
+        raise InputError(msg)
+    if args.output is None and sys.stdout.isatty():
+        msg = (
+            "not printing the compacted history (JSON with base64 PNG pages) to a terminal: "
+            "give -o FILE, or -o - to print it anyway"
+        )
+        raise InputError(msg)
+    return {
+        "output": output_file(args.output),
+        "report": output_file(args.report, option="--report") if args.report else None,
+        "pages": output_dir(args.pages_dir, option="--pages-dir") if args.pages_dir else None,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from glyphfold.commands._args import check_profile
+    from glyphfold.commands._history_io import load, remap_pins, report_sweep, sweep
+
+    budget, how = resolve_budget(args)
+    if args.reserve >= budget:
+        from glyphfold.errors import InputError
+
+        msg = f"--reserve {args.reserve:,} leaves nothing of the {budget:,}-token budget"
+        raise InputError(msg)
+    check_profile(args.profile)
+    targets = _check_outputs(args)
+    summarizer = summarizer_from_name(args.summarizer)
+    from glyphfold.commands._progress import progress
+
+    with progress(f"reading {args.input}"):
+        h, restore = load(args.input, format=args.format)
+        swept, repaired = sweep(h)
+    report_sweep(repaired)
+    pins = remap_pins(parse_pins(args.pin), h, swept)
+    return _compact_and_write(
+        args,
+        swept,
+        restore,
+        budget=budget,
+        how=how,
+        pins=pins,
+        summarizer=summarizer,
+        targets=targets,
+        repaired=repaired,
+        messages_in=len(h.messages),
+    )
+
+
+def _compact_and_write(
+    args: argparse.Namespace,
+    h: Any,
+    restore: Any,
+    *,
+    budget: int,
+    how: str,
+    pins: list[Any],
+    summarizer: Any,
+    targets: dict[str, Any],
+    repaired: dict[str, Any] | None,
+    messages_in: int,
+) -> int:
+    from glyphfold.commands._history_io import json_text, write_json
+    from glyphfold.commands._output import write_pages, write_text
+    from glyphfold.commands._progress import progress
+    from glyphfold.commands._term import note, print_json, say
+    from glyphfold.compaction.ladder.api import compact, provider_messages
+    from glyphfold.errors import ContextOverflowError
+
+    quiet = args.quiet
+    try:
+        with progress(f"compacting {len(h.messages):,} messages to {budget:,} tokens"):
+            result = compact(
+                h,
+                profile=args.profile,
+                budget=budget,
+                reserve=args.reserve,
+                rungs=args.rungs,
+                summarizer=summarizer,
+                pins=pins,
+                dry_run=args.dry_run,
+            )
+    except ContextOverflowError as exc:
+        if args.json:
+            print_json(_failure(exc, budget, how, repaired))
+        note(f"glyphfold: {exc}")
+        return 1
+    data = result.report()
+    data.update(
+        input=args.input,
+        budget_rule=how,
+        profile=args.profile,
+        messages_before=messages_in,
+        messages_after=len(result.history.messages) if result.history else None,
+        repaired=repaired,
+    )
+    if args.dry_run:
+        if args.json:
+            print_json(data)
+        else:
+            say("\n".join([how, *result.summary_lines()]))
         return 0 if result.fits else 1
-    out = provider_messages(result.messages) if args.provider_ready else result.messages
-    write_json(out, args.output)
-    if args.pages_dir and result.pages:
-        paths = write_pages(result.pages, args.pages_dir)
-        print(f"wrote {len(paths)} page(s) to {args.pages_dir}", file=sys.stderr)
+    out = restore(result.history)
+    if args.provider_ready:
+        out = provider_messages(out)
+    with progress("writing"):
+        text = json_text(out)  # encoded before any file is touched
+        pages = write_pages(result.pages, targets["pages"]) if targets["pages"] else []
+        data.update(output=args.output or "-", page_files=[str(p) for p in pages])
+        if targets["report"] is not None:
+            write_json(data, targets["report"])
+        write_text(text, targets["output"])
+    if args.json:
+        print_json(data)
+    elif not quiet:
+        note("\n".join([how, *result.summary_lines()]))
+        if pages:
+            note(f"wrote {len(pages):,} page(s) to {args.pages_dir}")
     return 0
+
+
+def _failure(exc: Any, budget: int, how: str, repaired: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "fits": False,
+        "error": str(exc),
+        "budget": budget,
+        "budget_rule": how,
+        "estimate": exc.estimate,
+        "overshoot": exc.overshoot,
+        "repaired": repaired,
+    }

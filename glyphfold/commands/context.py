@@ -6,7 +6,14 @@ import argparse
 import dataclasses
 from typing import Any
 
+from glyphfold.commands._args import add_json, non_negative_int, positive_int
+
 HELP = "show where a history's tokens go (by role, by content kind, largest messages, per rung)"
+DESCRIPTION = """\
+Show where a history's tokens go: by role, by content kind (text, tool calls,
+tool results, images, framing; the rows add up to the total), the largest
+messages, and what each free rung would save alone (a dry run each). Every
+image is priced, as `compact` counts. Reference: docs/cli.md#context."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,59 +22,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_input(parser)
     parser.add_argument(
         "--budget",
-        type=int,
+        type=positive_int,
         metavar="N",
-        help="token budget for the per-rung estimate (default: SPEC §3.1 "
-        "default for the profile's window)",
+        help="token budget for the per-rung estimate (default: the default budget, "
+        "32,000 capped by the profile's window; docs/budget.md)",
     )
     parser.add_argument(
         "--top",
-        type=int,
+        type=non_negative_int,
         default=10,
         metavar="N",
         help="how many of the largest messages to list (default 10)",
     )
+    add_json(parser, "tokens, budget, by role, by kind, largest messages, per-rung savings")
+    parser.epilog = "exit codes: 0 printed; 2 bad usage or bad input"
 
 
-def _table(title: str, header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
-    cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-
-    def fmt(r: tuple[str, ...]) -> str:
-        # first column left-aligned (names), numbers right-aligned
-        return "  ".join(
-            c.ljust(w)
-            if i == 0 or (i == len(r) - 1 and not c.replace(",", "").replace("-", "").isdigit())
-            else c.rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        ).rstrip()
-
-    return [title, fmt(cells[0]), "  ".join("-" * w for w in widths), *map(fmt, cells[1:]), ""]
-
-
-def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str) -> list[str]:
-    """The report lines (pure: used by the command and the tests)."""
-    from glyphfold.compaction.history.messages import Image, ToolCall, ToolResult, coerce
-    from glyphfold.compaction.history.tokens import (
-        FRAMING_TOKENS,
-        token_costs,
-    )
-    from glyphfold.compaction.ladder.api import compact
-    from glyphfold.errors import ContextOverflowError
-
-    h, _ = coerce(history, format=format)
-    # priced as compact() prices: every image left in the wire history is billed
-    costs = token_costs(h, profile=profile, image_policy="all")
-    total = costs.total
-    by_role: dict[str, list[int]] = {}
+def _by_role(h: Any, costs: Any) -> dict[str, dict[str, int]]:
+    by_role: dict[str, dict[str, int]] = {}
     for m, c in zip(h.messages, costs.messages, strict=True):
-        r = by_role.setdefault(m.role, [0, 0])
-        r[0] += 1
-        r[1] += c
+        r = by_role.setdefault(m.role, {"messages": 0, "tokens": 0})
+        r["messages"] += 1
+        r["tokens"] += c
     if costs.system:
-        by_role["system (top-level)"] = [1, costs.system]
-    # per content kind, priced the way the total prices each message; the rows add
-    # up to the total
+        by_role["system (top-level)"] = {"messages": 1, "tokens": costs.system}
+    return dict(sorted(by_role.items()))
+
+
+def _by_kind(h: Any, costs: Any, profile: Any) -> dict[str, int]:
+    """Tokens per content kind, priced the way the total prices each message (rows add up)."""
+    from glyphfold.compaction.history.messages import Image, ToolCall, ToolResult
+    from glyphfold.compaction.history.tokens import FRAMING_TOKENS
+
     kinds = {"text": 0, "tool calls": 0, "tool results": 0, "images": 0, "framing": 0}
     for m, cost in zip(h.messages, costs.messages, strict=True):
         parts = {"text": 0, "tool calls": 0, "tool results": 0, "images": 0}
@@ -86,8 +72,8 @@ def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str)
                 parts["images"] += _block_tokens(m.role, b, profile)
             else:
                 parts["text"] += _block_tokens(m.role, b, profile)
-        # whatever the per-block figures miss (rounding, images not sent, bytes vs
-        # chars of old results) is settled against the message's real cost
+        # whatever the per-block figures miss (rounding, bytes vs chars of old
+        # results) is settled against the message's real cost
         body = max(cost - FRAMING_TOKENS, 0)
         unpriced = sum(parts.values()) - body
         if unpriced > 0:
@@ -100,46 +86,105 @@ def breakdown(history: Any, *, profile: Any, budget: int, top: int, format: str)
             kinds[k] += v
         kinds["framing"] += cost - body
     kinds["text"] += costs.system  # the Anthropic top-level system prompt
+    return kinds
+
+
+def _rungs(h: Any, profile: Any, budget: int) -> list[dict[str, Any]]:
+    from glyphfold.commands._progress import progress
+    from glyphfold.compaction.ladder.api import compact
+
+    rows = []
+    rungs = ("elide", "strip", "snapshot")
+    for k, rung in enumerate(rungs, 1):
+        with progress(f"dry run {k}/{len(rungs)}: what {rung} alone would save"):
+            r = compact(h, profile=profile, budget=budget, rungs=(rung,), dry_run=True)
+        note = r.ledger[0].summary_line().split(": ", 1)[1] if r.ledger else "nothing to do"
+        rows.append({"rung": rung, "tokens_saved": r.tokens_before - r.tokens_after, "how": note})
+    return rows
+
+
+def context_data(h: Any, *, profile: Any, budget: int, top: int) -> dict[str, Any]:
+    """Every figure of the breakdown of a canonical History (what --json prints)."""
+    from glyphfold.commands._history_io import CLI_IMAGE_POLICY, pricing_profile
+    from glyphfold.commands._progress import progress
+    from glyphfold.compaction.history.tokens import token_costs
+
+    pricing = pricing_profile(profile)
+    with progress("pricing every message"):
+        costs = token_costs(h, profile=pricing, image_policy=CLI_IMAGE_POLICY)
+        kinds = _by_kind(h, costs, pricing)
+    total = costs.total
+    largest = sorted(range(len(h.messages)), key=lambda i: (-costs.messages[i], i))[:top]
+    rows = []
+    for i in largest:
+        m = h.messages[i]
+        what = " ".join(m.text[:96].split())[:48] or (
+            ", ".join(f"call {c.name}" for c in m.tool_calls) or f"{len(m.images)} image(s)"
+        )
+        rows.append({"index": i, "role": m.role, "tokens": costs.messages[i], "starts_with": what})
+    return {
+        "format": h.format,
+        "messages": len(h.messages),
+        "tokens": total,
+        "budget": budget,
+        "fits": total <= budget,
+        "over_by": max(0, total - budget),
+        "by_role": _by_role(h, costs),
+        "by_kind": kinds,
+        "largest": rows,
+        "rungs": _rungs(h, profile, budget),
+    }
+
+
+def _table(title: str, header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
+    cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+
+    def fmt(r: tuple[str, ...]) -> str:
+        # first column left-aligned (names), numbers right-aligned
+        return "  ".join(
+            c.ljust(w)
+            if i == 0 or (i == len(r) - 1 and not c.replace(",", "").replace("-", "").isdigit())
+            else c.rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+
+    return [title, fmt(cells[0]), "  ".join("-" * w for w in widths), *map(fmt, cells[1:]), ""]
+
+
+def context_lines(d: dict[str, Any]) -> list[str]:
+    """The human report of :func:`context_data`."""
+    from glyphfold.commands._term import escape
+
+    total = d["tokens"]
 
     def pct(n: int) -> str:
         return f"{100 * n / total:.1f}%" if total else "-"
 
-    verdict = "fits" if total <= budget else f"over by {total - budget:,}"
+    verdict = "fits" if d["fits"] else f"over by {d['over_by']:,}"
     out = [
-        f"history: {len(h.messages)} messages, {total:,} tokens (estimate: SPEC §3.4, every image "
-        f"priced); "
-        f"budget {budget:,}; {verdict}",
+        f"history: {d['messages']:,} messages, {total:,} tokens (estimate: docs/budget.md, "
+        f"every image priced); budget {d['budget']:,}; {verdict}",
         "",
     ]
     out += _table(
         "by role",
         ("role", "messages", "tokens", "share"),
-        [(k, v[0], f"{v[1]:,}", pct(v[1])) for k, v in sorted(by_role.items())],
+        [
+            (k, f"{v['messages']:,}", f"{v['tokens']:,}", pct(v["tokens"]))
+            for k, v in d["by_role"].items()
+        ],
     )
     out += _table(
         "by content kind",
         ("kind", "tokens", "share"),
-        [(k, f"{v:,}", pct(v)) for k, v in kinds.items()],
+        [(k, f"{v:,}", pct(v)) for k, v in d["by_kind"].items()],
     )
-    largest = sorted(range(len(h.messages)), key=lambda i: (-costs.messages[i], i))[:top]
-    rows = []
-    for i in largest:
-        m = h.messages[i]
-        what = m.text[:48].replace("\n", " ") or (
-            ", ".join(f"call {c.name}" for c in m.tool_calls) or f"{len(m.images)} image(s)"
-        )
-        rows.append((i, m.role, f"{costs.messages[i]:,}", what))
+    rows = [
+        (r["index"], r["role"], f"{r['tokens']:,}", escape(r["starts_with"])) for r in d["largest"]
+    ]
     out += _table(f"largest {len(rows)} messages", ("#", "role", "tokens", "starts with"), rows)
-    rung_rows = []
-    for rung in ("elide", "strip", "snapshot"):
-        try:
-            r = compact(h, profile=profile, budget=budget, rungs=(rung,), dry_run=True)
-        except ContextOverflowError as exc:  # pragma: no cover - dry runs do not raise
-            rung_rows.append((rung, "-", str(exc)[:60]))
-            continue
-        saved = r.tokens_before - r.tokens_after
-        note = r.ledger[0].summary_line().split(": ", 1)[1] if r.ledger else "nothing to do"
-        rung_rows.append((rung, f"{saved:,}", note[:90]))
+    rung_rows = [(r["rung"], f"{r['tokens_saved']:,}", r["how"][:90]) for r in d["rungs"]]
     rung_rows.append(("summary", "?", "one model call; run `glyphfold compact --summarizer ...`"))
     out += _table(
         "what each rung would save (alone, dry run)", ("rung", "tokens", "how"), rung_rows
@@ -157,13 +202,19 @@ def _block_tokens(role: str, block: Any, profile: Any) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from glyphfold.commands._history_io import read_history
+    from glyphfold.commands._args import check_profile
+    from glyphfold.commands._history_io import load
+    from glyphfold.commands._progress import progress
+    from glyphfold.commands._term import print_json, say
     from glyphfold.compaction.history.budget import effective_context_budget
-    from glyphfold.render.profiles import get_profile
 
-    history = read_history(args.input)
-    prof = get_profile(args.profile)
+    prof = check_profile(args.profile)
+    with progress(f"reading {args.input}"):
+        h, _ = load(args.input, format=args.format)
     budget = args.budget or effective_context_budget(context_window=prof.context_window)
-    for line in breakdown(history, profile=prof, budget=budget, top=args.top, format=args.format):
-        print(line)
+    data = context_data(h, profile=prof, budget=budget, top=args.top)
+    if args.json:
+        print_json(data)
+    else:
+        say("\n".join(context_lines(data)))
     return 0

@@ -2,7 +2,7 @@
 
 The main job on built-in defaults: a ~300k-token agent session (generated
 deterministically by :mod:`glyphfold.samples.demo_session`) compacted to a
-60k budget with the Anthropic profile. Writes ``input.json``,
+15k budget with the Anthropic profile. Writes ``input.json``,
 ``compacted.json``, ``pages/page-0001.png``..., ``report.json`` and
 ``index.html`` (before/after tokens, the ledger, the pages) into ``--out``.
 """
@@ -10,19 +10,29 @@ deterministically by :mod:`glyphfold.samples.demo_session`) compacted to a
 from __future__ import annotations
 
 import argparse
-import sys
 
-HELP = "compact the built-in ~300k-token demo session to 60k tokens; write pages + index.html"
-DEMO_BUDGET = 60_000
+from glyphfold.commands._args import positive_int
+
+HELP = "compact the built-in ~300k-token demo session to 15k tokens; write pages + index.html"
+DESCRIPTION = """\
+The main job on built-in defaults: a built-in ~300k-token coding-agent session
+compacted to a 15,000-token budget with the Anthropic profile. Writes
+input.json, compacted.json, report.json, pages/page-0001.png... and index.html
+(open it in a browser) into --out. Reference: docs/cli.md#demo."""
+EPILOG = """\
+exit codes: 0 written and within the budget; 1 the session cannot fit --budget
+(nothing is written); 2 bad usage or an output folder that cannot be written"""
+DEMO_BUDGET = 15_000
 DEMO_PROFILE = "anthropic"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
     parser.add_argument(
         "--out",
         default="glyphfold-out",
         metavar="DIR",
-        help="output directory (default: ./glyphfold-out/)",
+        help="output folder (default: ./glyphfold-out/)",
     )
     parser.add_argument(
         "--format",
@@ -32,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--budget",
-        type=int,
+        type=positive_int,
         default=DEMO_BUDGET,
         metavar="N",
         help=f"token budget (default {DEMO_BUDGET:,})",
@@ -41,44 +51,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import time
-    from pathlib import Path
 
-    from glyphfold.commands._history_io import write_json, write_pages
+    from glyphfold.commands._history_io import json_text
+    from glyphfold.commands._output import output_dir, own_subdir, write_pages, write_text
+    from glyphfold.commands._progress import progress
     from glyphfold.commands._report import report_html
+    from glyphfold.commands._term import note
     from glyphfold.compaction.ladder.api import compact
+    from glyphfold.errors import ContextOverflowError
     from glyphfold.samples.demo_session import demo_session
 
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        msg = f"cannot write to {out}: {exc.strerror or exc}"
-        raise OSError(msg) from None
-    session = demo_session(format=args.format)
+    out = output_dir(args.out)
+    with progress("building the demo session"):
+        session = demo_session(format=args.format)
     t0 = time.perf_counter()
-    result = compact(session, profile=DEMO_PROFILE, budget=args.budget)
+    try:
+        with progress(f"compacting it to {args.budget:,} tokens"):
+            result = compact(session, profile=DEMO_PROFILE, budget=args.budget)
+    except ContextOverflowError as exc:
+        note(f"glyphfold: {exc}")
+        return 1
     elapsed_ms = (time.perf_counter() - t0) * 1000
-    write_json(session, str(out / "input.json"))
-    write_json(result.messages, str(out / "compacted.json"))
     report = result.report()
     report["elapsed_ms"] = round(elapsed_ms, 1)
     report["profile"] = DEMO_PROFILE
-    write_json(report, str(out / "report.json"))
-    pages = write_pages(result.pages, out / "pages")
-    html = report_html(
-        result,
-        session=session,
-        page_files=[f"pages/{p.name}" for p in pages],
-        profile=DEMO_PROFILE,
-        elapsed_ms=elapsed_ms,
-    )
-    (out / "index.html").write_text(html, encoding="utf-8")
-    for line in result.summary_lines():
-        print(line, file=sys.stderr)
-    print(
-        f"wrote {out / 'index.html'} ({len(pages)} page(s), {elapsed_ms:.0f} ms)", file=sys.stderr
-    )
-    return 0 if result.fits else 1
+    with progress("writing the report"):
+        pages = write_pages(result.pages, own_subdir(out, "pages"))
+        html = report_html(
+            result,
+            session=session,
+            page_files=[f"pages/{p.name}" for p in pages],
+            profile=DEMO_PROFILE,
+            elapsed_ms=elapsed_ms,
+        )
+        write_text(json_text(session), out / "input.json")
+        write_text(json_text(result.messages), out / "compacted.json")
+        write_text(json_text(report), out / "report.json")
+        write_text(html, out / "index.html")
+    if not getattr(args, "quiet", False):
+        for line in result.summary_lines():
+            note(line)
+        note(f"wrote {out / 'index.html'} ({len(pages):,} page(s), {elapsed_ms:,.0f} ms)")
+    return 0

@@ -3,16 +3,38 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-HELP = "list provider profiles: no-downscale page box, default page, image tokens, limits"
+from glyphfold.commands._args import add_json
+
+HELP = "list provider profiles: no-downscale box, the full page as rendered, its price, limits"
+DESCRIPTION = """\
+List the provider profiles, one row each:
+  box       the largest image the provider reads without downscaling (px)
+  page      a full page as glyphfold renders it with the profile's default shape:
+            whole rows of cells inside the box (px)
+  tok/page  what the provider bills for that page (image tokens)
+  shape     the default glyph shape (`glyphfold shapes` compares them)
+  images    the most images one request may carry; MB/img: the byte limit of one
+  context   the profile model's context window (tokens)
+Reference: docs/cli.md#profiles, docs/rendering.md."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print one JSON object per profile")
+    add_json(parser, "a list, one object per profile")
+
+
+def _full_page(p) -> tuple[int, int] | None:
+    """Width and height of a full page with the profile's default shape, as rendered."""
+    if not p.vision:
+        return None
+    from glyphfold.render.api import page_size, resolve_setup
+
+    setup = resolve_setup(profile=p)
+    return page_size(setup, setup.config.rows)
 
 
 def _row(p) -> dict[str, object]:
+    full = _full_page(p)
     return {
         "name": p.name,
         "provider": p.provider,
@@ -21,6 +43,8 @@ def _row(p) -> dict[str, object]:
         "max_page": [p.max_page_width, p.max_page_height],
         "default_page": list(p.default_page),
         "page_tokens": p.page_tokens,
+        "full_page": list(full) if full else None,
+        "full_page_tokens": p.cost(*full) if full else 0,
         "default_shape": p.default_shape,
         "default_bits": p.default_bits,
         "context_window": p.context_window,
@@ -34,26 +58,27 @@ def _row(p) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from glyphfold.commands._term import print_json, say
     from glyphfold.render.profiles import PROFILES
 
     rows = [_row(p) for p in PROFILES.values()]
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False))
+        print_json(rows)
         return 0
     header = (
         f"{'profile':<16} {'model':<18} {'box':>10} {'page':>10} {'tok/page':>8} "
         f"{'shape':<8} {'images':>6} {'MB/img':>6} {'context':>9}"
     )
-    print(header)
-    print("-" * len(header))
+    lines = [header, "-" * len(header)]
     for r in rows:
-        box = "x".join(map(str, r["max_page"]))
-        page = "x".join(map(str, r["default_page"]))
+        box = "x".join(map(str, r["max_page"]))  # type: ignore[call-overload]
+        page = "x".join(map(str, r["full_page"])) if r["full_page"] else "-"  # type: ignore[call-overload]
         mb = r["max_image_bytes"] / 1e6  # type: ignore[operator]
         ctx = "-" if r["context_window"] is None else f"{r['context_window']:,}"
-        print(
+        lines.append(
             f"{r['name']:<16} {r['model'] or '-':<18} {box:>10} {page:>10} "
-            f"{r['page_tokens']:>8} {r['default_shape']:<8} {r['max_images_per_request']:>6} "
-            f"{mb:>6.1f} {ctx:>9}"
+            f"{r['full_page_tokens']:>8,} {r['default_shape']:<8} "
+            f"{r['max_images_per_request']:>6,} {mb:>6.1f} {ctx:>9}"
         )
+    say("\n".join(lines))
     return 0

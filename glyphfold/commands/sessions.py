@@ -5,59 +5,91 @@ from __future__ import annotations
 import argparse
 import sys
 
+from glyphfold.commands._args import add_json
 from glyphfold.commands._store_args import add_db_argument
 
 HELP = "list the conversations in a transcript store"
+DESCRIPTION = """\
+List the conversations in a transcript store: id, title, wire format, stored
+messages (every branch), branches, live checkpoints, last update (UTC).
+Reference: docs/cli.md#sessions, docs/store.md."""
+EPILOG = "exit codes: 0 listed (also an empty store); 2 no store at --db, or a bad --db"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
     add_db_argument(parser)
+    add_json(parser, "the store and one entry per conversation")
 
 
 def run(args: argparse.Namespace) -> int:
+    from glyphfold.commands._term import escape, print_json, say
     from glyphfold.commands.store_view import open_existing, use_rich, when
     from glyphfold.compaction.store.url import parse_store_url
+    from glyphfold.errors import NotFoundError
 
     store = open_existing(args.db)
     if store is None:
-        print(f"no store at {parse_store_url(args.db).target} yet (nothing has been recorded)")
-        return 0
+        msg = f"no store at {parse_store_url(args.db).target} yet (nothing has been recorded)"
+        raise NotFoundError(msg)
     with store:
         where = store.where
-        rows = [
-            (
-                c.id[:12],
-                c.title or "",
-                c.format or "-",
-                str(c.message_count),
-                str(len(store.branches(c.id))),
-                str(sum(not cp.dropped for cp in store.checkpoints(c.id))),
-                when(c.updated_at),
-            )
+        convs = [
+            {
+                "id": c.id,
+                "title": c.title,
+                "format": c.format,
+                "messages": c.message_count,
+                "branches": len(store.branches(c.id)),
+                "checkpoints": sum(not cp.dropped for cp in store.checkpoints(c.id)),
+                "created_at": c.created_at,
+                "updated_at": c.updated_at,
+                "forked_from": c.forked_from,
+            }
             for c in store.conversations()
         ]
-    heads = ("ID", "TITLE", "FORMAT", "MESSAGES", "BRANCHES", "CHECKPOINTS", "UPDATED (UTC)")
-    if not rows:
-        print(f"{where}: no conversations yet")
+    if args.json:
+        print_json({"store": where, "conversations": convs})
         return 0
+    if not convs:
+        say(f"{where}: no conversations yet")
+        return 0
+    rows = [
+        (
+            c["id"][:12],
+            escape(c["title"] or ""),
+            c["format"] or "-",
+            f"{c['messages']:,}",
+            f"{c['branches']:,}",
+            f"{c['checkpoints']:,}",
+            when(c["updated_at"]),
+        )
+        for c in convs
+    ]
+    heads = ("ID", "TITLE", "FORMAT", "MESSAGES", "BRANCHES", "CHECKPOINTS", "UPDATED (UTC)")
+    numeric = ("MESSAGES", "BRANCHES", "CHECKPOINTS")
     if use_rich(sys.stdout):
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
-        table = Table(title=where)
+        table = Table(title=Text(escape(where)))
         for h in heads:
             table.add_column(
-                h,
-                justify="right" if h in ("MESSAGES", "BRANCHES", "CHECKPOINTS") else "left",
-                no_wrap=h in ("ID", "UPDATED (UTC)"),
+                h, justify="right" if h in numeric else "left", no_wrap=h in ("ID", "UPDATED (UTC)")
             )
         for r in rows:
-            table.add_row(*r)
+            table.add_row(*(Text(v) for v in r))  # Text: stored titles are never markup
         Console().print(table)
         return 0
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
-    print(f"{where}: {len(rows)} conversation{'s' if len(rows) != 1 else ''}")
-    print("  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip())
-    for r in rows:
-        print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+
+    def fmt(values: tuple[str, ...]) -> str:
+        return "  ".join(
+            v.rjust(w) if h in numeric else v.ljust(w)
+            for h, v, w in zip(heads, values, widths, strict=True)
+        ).rstrip()
+
+    lines = [f"{where}: {len(rows):,} conversation{'s' if len(rows) != 1 else ''}", fmt(heads)]
+    say("\n".join([*lines, *map(fmt, rows)]))
     return 0

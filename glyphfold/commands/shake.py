@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 HELP = "elide old tool results and strip old images (the free rungs), whatever the budget"
+DESCRIPTION = """\
+Run only the free rungs on a history, whatever the budget: old uneventful tool
+results become one-line stubs, old images become placeholders. Orphan tool
+calls/results in the input are repaired first, and the repair is reported.
+Reference: docs/cli.md#shake."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
-        metavar="OUT.json",
+        metavar="FILE",
         required=True,
         help="where to write the shaken history ('-' = stdout)",
     )
@@ -26,21 +30,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="IDX|ID",
         help="keep this message (index or tool call id); repeatable",
     )
+    parser.epilog = "exit codes: 0 written; 2 bad usage or bad input"
 
 
 def run(args: argparse.Namespace) -> int:
-    from glyphfold.commands._history_io import read_history, write_json
+    from glyphfold.commands._args import check_profile
+    from glyphfold.commands._history_io import (
+        json_text,
+        load,
+        remap_pins,
+        report_sweep,
+        sweep,
+    )
+    from glyphfold.commands._output import output_file, write_text
+    from glyphfold.commands._progress import progress
+    from glyphfold.commands._term import note
     from glyphfold.commands.compact import parse_pins
     from glyphfold.compaction.ladder.api import shake
 
-    result = shake(
-        read_history(args.input),
-        profile=args.profile,
-        pins=parse_pins(args.pin),
-        format=args.format,
-    )
-    print(f"shake: {result.tokens_before:,} -> {result.tokens_after:,} tokens", file=sys.stderr)
-    for e in result.ledger:
-        print(e.summary_line(), file=sys.stderr)
-    write_json(result.messages, args.output)
+    check_profile(args.profile)
+    target = output_file(args.output)
+    with progress(f"reading {args.input}"):
+        h, restore = load(args.input, format=args.format)
+        swept, repaired = sweep(h)
+    report_sweep(repaired)
+    pins = remap_pins(parse_pins(args.pin), h, swept)
+    with progress("shaking"):
+        result = shake(swept, profile=args.profile, pins=pins)
+        text = json_text(restore(result.history))
+    write_text(text, target)
+    if not args.quiet:
+        note(f"shake: {result.tokens_before:,} -> {result.tokens_after:,} tokens")
+        for e in result.ledger:
+            note(e.summary_line())
     return 0

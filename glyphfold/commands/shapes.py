@@ -41,6 +41,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--why", action="store_true", help="also print the reason for each shape")
 
 
+def _rendered_page(shape, prof, box: tuple[int, int]) -> tuple[int, int, int, int]:
+    """Columns, rows, width and height of a full page as render_text draws it in ``box``.
+
+    The render's own geometry (margins, whole rows of cells: ``api.page_size``), so the
+    table prints what the pages written hold and cost.
+    """
+    from glyphfold.errors import LayoutError
+    from glyphfold.render.api import page_size, resolve_setup
+
+    try:
+        setup = resolve_setup(profile=prof, shape=shape, page=box)
+    except LayoutError:  # a page the provider would downscale: shown (with '!') as given
+        return (*shape.cells_per_page(*box), *box)
+    return (setup.config.cols, setup.config.rows, *page_size(setup, setup.config.rows))
+
+
 def shape_rows(
     shapes: list, profiles: list, *, page: tuple[int, int] | None = None
 ) -> list[dict[str, object]]:
@@ -48,8 +64,8 @@ def shape_rows(
     rows = []
     for shape in shapes:
         for prof in profiles:
-            page_w, page_h = page if page is not None else prof.default_page
-            cols, lines = shape.cells_per_page(page_w, page_h)
+            box = page if page is not None else prof.default_page
+            cols, lines, page_w, page_h = _rendered_page(shape, prof, box)
             chars = cols * lines
             tokens = prof.cost(page_w, page_h)
             rows.append(

@@ -144,7 +144,7 @@ def build_tree(
     for rec in compactions:
         if rec.tip_id is not None and rec.tip_id in owner:
             owner[rec.tip_id].notes.append(
-                f"✂ compaction {rec.id}: {len(rec.replaced_message_ids)} messages imaged/replaced"
+                f"✂ compaction {rec.id}: {len(rec.replaced_message_ids):,} messages imaged/replaced"
             )
         for mid in rec.replaced_message_ids:
             node = owner.get(mid)
@@ -222,9 +222,9 @@ def _run_summary(node: TurnNode) -> str:
     while len(node.children) == 1:
         node = node.children[0]
         n += 1
-    text = f"{n} turn{'s' if n != 1 else ''}"
+    text = f"{n:,} turn{'s' if n != 1 else ''}"
     if node.children:
-        text += f", then {len(node.children)} branches"
+        text += f", then {len(node.children):,} branches"
     return text
 
 
@@ -241,7 +241,7 @@ def _run_lines(run: list[TurnNode], prefix: str, fmt: str | None, keep: int | No
             hidden += 1
             continue
         if hidden:
-            out.append(Line(prefix, f"⋮  {hidden} more turn{'s' if hidden != 1 else ''}", "dim"))
+            out.append(Line(prefix, f"⋮  {hidden:,} more turn{'s' if hidden != 1 else ''}", "dim"))
             hidden = 0
         out.append(Line(prefix, describe_turn(node, fmt), _style(node)))
     return out
@@ -259,7 +259,7 @@ def header(conv: Conversation, branches: int) -> str:
     fmt = conv.format or "format not yet known"
     fork = f", forked from {conv.forked_from[:12]}" if conv.forked_from else ""
     return (
-        f"conversation {conv.id}{title} — {fmt}, {conv.message_count} messages, "
+        f"conversation {conv.id}{title} — {fmt}, {conv.message_count:,} messages, "
         f"{branches} branch{'es' if branches != 1 else ''}{fork}"
     )
 

@@ -3,52 +3,63 @@
 from __future__ import annotations
 
 import argparse
-import json
+
+from glyphfold.commands._args import add_json
 
 HELP = "check a chat history JSON (OpenAI or Anthropic) against the provider's message rules"
+DESCRIPTION = """\
+Check a chat history against its provider's message rules (roles, alternation,
+every tool call answered by its result right after it) and print every broken
+rule, the message count, the turns and the token estimate (every image priced,
+as `compact` and `context` count). Reference: docs/cli.md#validate."""
+EPILOG = """\
+exit codes: 0 the provider would accept the history; 1 it breaks at least one
+rule (each is listed); 2 bad usage or bad input (not JSON, not a history)"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the options of ``glyphfold validate``."""
-    parser.add_argument("input", metavar="INPUT|-", help="history JSON file, or - for stdin")
-    parser.add_argument(
-        "--format", default="auto", choices=("auto", "openai", "anthropic"), help="wire format"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    from glyphfold.commands._history_io import add_input
+
+    parser.epilog = EPILOG
+    add_input(parser)
+    add_json(parser, "format, messages, turns, tokens, violations")
 
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when the provider would accept the history, 1 listing every broken rule."""
-    from glyphfold.commands._history_io import read_history
-    from glyphfold.compaction.history.messages import to_canonical
-    from glyphfold.compaction.history.tokens import estimate_history_tokens
+    from glyphfold.commands._args import check_profile
+    from glyphfold.commands._history_io import history_tokens, load
+    from glyphfold.commands._progress import progress
+    from glyphfold.commands._term import print_json, say
     from glyphfold.compaction.history.turns import segment_turns
     from glyphfold.compaction.history.validate import find_violations
 
-    h = to_canonical(read_history(args.input), format=args.format)
-    violations = find_violations(h)
-    turns = len(segment_turns(h).turns)
-    try:
-        tokens: int | None = estimate_history_tokens(h)
-    except ValueError:  # e.g. images priced on a profile that cannot take them
-        tokens = None
+    check_profile(args.profile)
+    with progress(f"reading {args.input}"):
+        h, _ = load(args.input, format=args.format)
+    with progress("checking"):
+        violations = find_violations(h)
+        turns = len(segment_turns(h).turns)
+        tokens = history_tokens(h, profile=args.profile)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "format": h.format,
-                    "messages": len(h.messages),
-                    "turns": turns,
-                    "tokens": tokens,
-                    "violations": [
-                        {"index": v.index, "rule": v.rule, "problem": v.problem} for v in violations
-                    ],
-                }
-            )
+        print_json(
+            {
+                "format": h.format,
+                "messages": len(h.messages),
+                "turns": turns,
+                "tokens": tokens,
+                "violations": [
+                    {"index": v.index, "rule": v.rule, "problem": v.problem} for v in violations
+                ],
+            }
         )
     else:
         for v in violations:
-            print(v)
-        state = "ok" if not violations else f"{len(violations)} problem(s)"
-        print(f"{state}: {h.format}, {len(h.messages)} messages, {turns} turns, ~{tokens} tokens")
+            say(v)
+        state = "ok" if not violations else f"{len(violations):,} problem(s)"
+        say(
+            f"{state}: {h.format}, {len(h.messages):,} messages, {turns:,} turns, "
+            f"~{tokens:,} tokens"
+        )
     return 1 if violations else 0

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from glyphfold.fonts.pixel import bundled_fonts
+from glyphfold.render.api import page_size, resolve_setup
 from glyphfold.render.profiles import PROFILES, get_profile
 from glyphfold.render.shapes import MIN_LINE_PITCH_PX, SHAPES, Shape, get_shape, shape_names
 
@@ -98,12 +99,26 @@ def test_cli_lists_every_shape_for_every_vision_profile(capsys: pytest.CaptureFi
     assert len(rows) == len(SHAPES) * len(vision)
     for row in rows:
         prof, shape = get_profile(row["profile"]), get_shape(row["shape"])
-        assert row["chars_per_page"] == shape.chars_per_page(*prof.default_page)
-        assert row["image_tokens_per_page"] == prof.cost(*prof.default_page)
+        # the page as render_text draws it (margins, whole rows of cells), priced as billed
+        setup = resolve_setup(profile=prof, shape=shape)
+        assert row["chars_per_page"] == setup.config.cols * setup.config.rows
+        assert row["page"] == list(page_size(setup, setup.config.rows))
+        assert row["image_tokens_per_page"] == prof.cost(*row["page"])
         assert row["chars_per_image_token"] == pytest.approx(
             row["chars_per_page"] / row["image_tokens_per_page"], abs=0.01
         )
         assert row["profile_default"] == (prof.default_shape == shape.name)
+
+
+def test_cli_page_is_the_page_render_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    """shapes said 1568x728 and 1,523 tokens while the pages written are 1568x720, 1,506."""
+    from glyphfold.render.api import render_text
+
+    assert main(["shapes", "--profile", "anthropic", "--shape", "regular", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    page = render_text("x\n" * 100, profile="anthropic", shape="regular").pages[0]
+    assert row["page"] == [page.width, page.height] == [1568, 720]
+    assert row["image_tokens_per_page"] == page.image_tokens == 1506
 
 
 def test_cli_table_and_filters(capsys: pytest.CaptureFixture[str]) -> None:
@@ -111,7 +126,7 @@ def test_cli_table_and_filters(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     body = [line for line in out.splitlines() if line.startswith("dense ")]
     assert len(body) == 1
-    assert "18,792" in body[0] and "anthropic" in body[0]
+    assert "18,318" in body[0] and "anthropic" in body[0]  # 258 x 71 cells inside the margins
     assert "dense: Readers with strong vision" in out
 
 
@@ -172,10 +187,11 @@ def test_cli_prices_a_custom_page_and_flags_downscaling(capsys: pytest.CaptureFi
     rows = json.loads(capsys.readouterr().out)
     for row in rows:
         prof = get_profile(row["profile"])
-        assert row["page"] == [1000, 500]
-        assert row["chars_per_page"] == (1000 // 8) * (500 // 16)
-        assert row["image_tokens_per_page"] == prof.cost(1000, 500)
-        assert row["native"] == prof.fits(1000, 500)
+        setup = resolve_setup(profile=prof, shape="regular", page=(1000, 500))
+        assert row["page"] == list(page_size(setup, setup.config.rows))
+        assert row["chars_per_page"] == setup.config.cols * setup.config.rows
+        assert row["image_tokens_per_page"] == prof.cost(*row["page"])
+        assert row["native"] == prof.fits(*row["page"])
     assert main(["shapes", "--page", "4000x4000", "--profile", "anthropic"]) == 0
     assert "!" in capsys.readouterr().out  # Claude's standard tier downscales a 4000 px page
     assert main(["shapes", "--page", "12"]) == 2

@@ -114,6 +114,13 @@ def test_install_render_uninstall_leaves_nothing(tmp_path):
         [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
     )
     py = venv / "bin" / "python"
+    # --system-site-packages reaches the base interpreter only; when this suite runs in a
+    # virtual environment (.ci/run's .venv), its dependencies live there: make them visible
+    # (a directory named in a .pth is only added to sys.path; its own .pth files, such as
+    # an editable install's finder, are not run, so glyphfold still comes from the copy)
+    outer = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    (site_packages,) = (venv / "lib").glob("python3*/site-packages")
+    (site_packages / "_outer_site_packages.pth").write_text("\n".join(outer) + "\n")
     pip = [str(py), "-m", "pip", "-q", "--disable-pip-version-check"]
     # build isolation fetches setuptools + wheel from the package index
     subprocess.run([*pip, "install", "--no-deps", str(src)], check=True, timeout=600)

@@ -102,7 +102,7 @@ def test_stdin_and_reflow(tmp_path, monkeypatch, capsys, dejavu):
         ("ok", ["--cell", "big"], "WxH"),
         ("ok", ["--page", "40x8"], "at least 12 columns"),
         ("ok", ["--font", "/nonexistent/font.ttf"], "font"),
-        ("unwritable", [], "output directory"),
+        ("unwritable", [], "is not a folder"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, setup, extra, pattern):
