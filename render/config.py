@@ -18,6 +18,7 @@ from glyphfold.fonts.resolve import fallback_chain, resolve_font
 from glyphfold.render.encode import BIT_DEPTHS
 from glyphfold.render.layout import MIN_COLS, LayoutConfig
 
+from glyphfold.checks import check_choice, check_int
 from glyphfold.errors import InputError, LayoutError
 
 if TYPE_CHECKING:
@@ -109,13 +110,9 @@ def resolve_setup(
         raise LayoutError(msg)
     if bits is None:
         bits = shp.bits if shape is not None else prof.default_bits
-    if bits not in BIT_DEPTHS:
-        msg = f"bits must be one of {BIT_DEPTHS}, got {bits!r}"
-        raise InputError(msg)
+    check_choice("bits", bits, BIT_DEPTHS)
     margin = DEFAULT_MARGIN_PX if margin is None else margin
-    if isinstance(margin, bool) or not isinstance(margin, int) or not 0 <= margin <= MAX_MARGIN_PX:
-        msg = f"margin must be an int number of px in 0..{MAX_MARGIN_PX}, got {margin!r}"
-        raise LayoutError(msg)
+    check_int("margin", margin, minimum=0, maximum=MAX_MARGIN_PX, unit="px", error=LayoutError)
     primary = resolve_font(font, preferred=shp.font)
     chain = fallback_chain(primary, cell_h=cell_h)
     # the marks are the glyphs the bundled pixel fonts promise to cover

@@ -24,6 +24,7 @@ import zlib
 import numpy as np
 from glyphfold.render import backend, vector
 
+from glyphfold.checks import check_choice
 from glyphfold.errors import EncodeError
 
 DEFLATE: types.ModuleType
@@ -70,9 +71,7 @@ def scanlines(
     picks the numba kernels or the numpy path (same bytes; default: the backend's
     choice).
     """
-    if bits not in BIT_DEPTHS:
-        msg = f"bits must be one of {BIT_DEPTHS}, got {bits}"
-        raise EncodeError(msg)
+    check_choice("bits", bits, BIT_DEPTHS, error=EncodeError)
     h = pixels.shape[0] if height is None else height
     w = pixels.shape[1] if width is None else width
     rb = row_bytes(w, bits)

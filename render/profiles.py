@@ -81,6 +81,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from glyphfold.checks import check_int
 from glyphfold.errors import UnknownProfileError
 
 __all__ = [
@@ -106,14 +107,10 @@ _VALID_BITS = (1, 2, 4, 8)
 
 def _check_size(width: object, height: object) -> tuple[int, int]:
     """Return (width, height) as ints or raise ValueError naming the bad value."""
-    for label, value in (("width", width), ("height", height)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            msg = f"image {label} must be an int number of pixels, got {value!r}"
-            raise ValueError(msg)
-        if value <= 0:
-            msg = f"image {label} must be a positive number of pixels, got {value}"
-            raise ValueError(msg)
-    return width, height  # type: ignore[return-value]
+    return (
+        check_int("image width", width, minimum=1, unit="px", error=ValueError),
+        check_int("image height", height, minimum=1, unit="px", error=ValueError),
+    )
 
 
 def _scale(width: int, height: int, factor: float) -> tuple[int, int]:

@@ -19,6 +19,7 @@ from glyphfold.compaction.history.tokens import (
     token_costs,
 )
 
+from glyphfold.checks import check_int
 from glyphfold.errors import ContextOverflowError, InputError
 
 __all__ = [
@@ -48,13 +49,7 @@ DEFAULT_BUDGET_TOKENS = 32_000
 def _opt_int(name: str, value: Any, *, minimum: int) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"{name} must be an int or None, got {value!r}"
-        raise InputError(msg)
-    if value < minimum:
-        msg = f"{name} must be >= {minimum} (or None for unset), got {value}"
-        raise InputError(msg)
-    return value
+    return check_int(name, value, minimum=minimum, unit="tokens, or None for unset")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +63,8 @@ class HistoryPruning:
         if not isinstance(self.enabled, bool):
             msg = f"history_pruning.enabled must be a bool, got {self.enabled!r}"
             raise InputError(msg)
-        if self.max_tokens is not None and (
-            isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int)
-        ):
-            msg = f"history_pruning.max_tokens must be an int or None, got {self.max_tokens!r}"
-            raise InputError(msg)
+        if self.max_tokens is not None:
+            check_int("history_pruning.max_tokens", self.max_tokens, unit="tokens, or None")
 
 
 def _pruning(value: Any) -> HistoryPruning | None:

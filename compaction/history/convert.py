@@ -50,7 +50,7 @@ from glyphfold.compaction.history.messages import (
     to_wire,
 )
 
-from glyphfold.errors import InputError
+from glyphfold.checks import check_choice
 
 __all__ = ["convert_history"]
 
@@ -209,9 +209,7 @@ def convert_history(history: Any, *, to: str) -> Any:
     Returns the kind it was given: a History for a History, wire dicts for wire
     input (in the target format). Same format: the input comes back unchanged.
     """
-    if to not in FORMATS:
-        msg = f"to must be one of {FORMATS}, got {to!r}"
-        raise InputError(msg)
+    check_choice("to", to, FORMATS)
     h, _ = coerce(history)
     if h.format == to:
         return history

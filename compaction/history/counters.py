@@ -39,7 +39,7 @@ from glyphfold.compaction.history.messages import (
 )
 from glyphfold.compaction.history.tokens import DEFAULT_PROFILE, estimate_history_tokens
 
-from glyphfold.errors import InputError
+from glyphfold.checks import check_int
 
 __all__ = [
     "AnthropicRequestCounter",
@@ -220,9 +220,7 @@ def calibrated_budget(history: Any, budget: int, counter: RequestCounter, **kw: 
     under 100,000 tokens as the provider counts them, as far as the estimate's
     error is the same across the history. ``kw`` go to the count (``tools=``).
     """
-    if not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0:
-        msg = f"budget must be a positive number of tokens, got {budget!r}"
-        raise InputError(msg)
+    check_int("budget", budget, minimum=1, unit="tokens")
     exact = counter.count_request(history, **kw)
     estimate = EstimateRequestCounter().count_request(history, **kw)
     if exact <= 0 or estimate <= 0:

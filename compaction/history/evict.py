@@ -41,6 +41,7 @@ from glyphfold.compaction.history.tokens import (
     estimate_message_tokens,
 )
 
+from glyphfold.checks import check_int
 from glyphfold.errors import HistoryFormatError, InputError
 
 __all__ = ["DEFAULT_MAX_SAFE_TOKENS", "EvictingHistory", "EvictionSnapshot"]
@@ -51,10 +52,7 @@ OnEvict = Callable[[Any, list[Any]], Any]
 
 
 def _check_tokens(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        msg = f"{name} must be an int >= 0, got {value!r}"
-        raise InputError(msg)
-    return value
+    return check_int(name, value, minimum=0, unit="tokens")
 
 
 @dataclass(frozen=True, slots=True)

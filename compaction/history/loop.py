@@ -32,6 +32,7 @@ from typing import Any
 
 from glyphfold.compaction.history.evict import EvictingHistory
 
+from glyphfold.checks import check_int
 from glyphfold.errors import InputError
 
 __all__ = ["DEFAULT_MAX_ITERATIONS", "LoopGuard"]
@@ -59,12 +60,7 @@ class LoopGuard:
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         non_idempotent: Iterable[str] = (),
     ) -> None:
-        if isinstance(max_iterations, bool) or not isinstance(max_iterations, int):
-            msg = f"max_iterations must be an int, got {max_iterations!r}"
-            raise InputError(msg)
-        if max_iterations < 1:
-            msg = f"max_iterations must be >= 1, got {max_iterations}"
-            raise InputError(msg)
+        check_int("max_iterations", max_iterations, minimum=1)
         if isinstance(non_idempotent, str):
             msg = "non_idempotent must be a collection of tool names, not one string"
             raise InputError(msg)

@@ -18,6 +18,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 from glyphfold.compaction.history.model import Block, Message, Text
 
+from glyphfold.checks import check_choice
+
 __all__ = [
     "ACK_TEXTS",
     "BREADCRUMB",
@@ -135,9 +137,7 @@ def marked_message(
     role: str, content: str | list[Block] | tuple[Block, ...], kind: MarkerKind, **info: Any
 ) -> Message:
     """A new marker message of ``kind``; ``info`` goes beside the kind under ``x_glyphfold``."""
-    if kind not in MARKER_KINDS:
-        msg = f"marker kind must be one of {MARKER_KINDS}, got {kind!r}"
-        raise ValueError(msg)
+    check_choice("marker kind", kind, MARKER_KINDS, error=ValueError)
     blocks = (Text(content),) if isinstance(content, str) else tuple(content)
     meta = {"kind": kind, **info}
     raw = {"role": role, X_KEY: meta}

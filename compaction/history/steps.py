@@ -34,6 +34,7 @@ from glyphfold.compaction.history.messages import History, Message, coerce
 from glyphfold.compaction.history.provider_blocks import compaction_barrier
 from glyphfold.compaction.history.turns import is_turn_start
 
+from glyphfold.checks import check_int
 from glyphfold.errors import InputError
 
 __all__ = ["Region", "Regions", "Step", "StepKind", "segment_steps", "split_regions"]
@@ -201,9 +202,7 @@ def split_regions(
 
 
 def _tail_by_messages(steps: Sequence[Step], n: int, tail_messages: int) -> int:
-    if isinstance(tail_messages, bool) or not isinstance(tail_messages, int) or tail_messages < 1:
-        msg = f"tail_messages must be an int >= 1, got {tail_messages!r}"
-        raise InputError(msg)
+    check_int("tail_messages", tail_messages, minimum=1)
     start = max(0, n - tail_messages)
     for s in steps:
         if s.start <= start < s.end:
@@ -218,9 +217,7 @@ def _tail_by_tokens(
         got = "no costs" if costs is None else f"{len(costs)} costs"
         msg = f"tail_tokens= needs costs= with one estimate per message ({n}), got {got}"
         raise InputError(msg)
-    if isinstance(tail_tokens, bool) or not isinstance(tail_tokens, int) or tail_tokens < 0:
-        msg = f"tail_tokens must be an int >= 0, got {tail_tokens!r}"
-        raise InputError(msg)
+    check_int("tail_tokens", tail_tokens, minimum=0, unit="tokens")
     tail_start = n
     used = 0
     for s in reversed(steps):

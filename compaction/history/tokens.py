@@ -59,6 +59,7 @@ from glyphfold.compaction.history.turns import TOOL_RESULTS_PREFIX, Segmentation
 from glyphfold.compaction.history.wire import unpriced_keys_of
 from glyphfold.render.profiles import get_profile
 
+from glyphfold.checks import check_choice, check_int
 from glyphfold.errors import InputError, TokenizerUnavailableError
 
 __all__ = [
@@ -107,12 +108,7 @@ class HeuristicCounter:
     chars_per_token: int = CHARS_PER_TOKEN
 
     def __post_init__(self) -> None:
-        if isinstance(self.chars_per_token, bool) or not isinstance(self.chars_per_token, int):
-            msg = f"chars_per_token must be an int, got {self.chars_per_token!r}"
-            raise InputError(msg)
-        if self.chars_per_token < 1:
-            msg = f"chars_per_token must be >= 1, got {self.chars_per_token}"
-            raise InputError(msg)
+        check_int("chars_per_token", self.chars_per_token, minimum=1)
 
     def count(self, text: str) -> int:
         """ceil(len(text) / chars_per_token)."""
@@ -568,9 +564,7 @@ def token_costs(
     ``segmentation`` is the history's turn segmentation when the caller has it already.
     """
     h, _ = coerce(history)
-    if image_policy not in IMAGE_POLICIES:
-        msg = f"image_policy must be one of {IMAGE_POLICIES}, got {image_policy!r}"
-        raise InputError(msg)
+    check_choice("image_policy", image_policy, IMAGE_POLICIES)
     if counter is not None and not isinstance(counter, TokenCounter):
         msg = f"counter must have a count(text) -> int method, got {type(counter).__name__}"
         raise InputError(msg)

@@ -52,6 +52,7 @@ from glyphfold.compaction.history.tokens import (
 )
 from glyphfold.compaction.history.turns import Segmentation, segment_turns
 
+from glyphfold.checks import check_int
 from glyphfold.errors import ContextOverflowError, InputError
 
 __all__ = [
@@ -106,16 +107,6 @@ class TrimResult:
     def trimmed(self) -> bool:
         """True when turns were dropped."""
         return self.event is not None
-
-
-def _check_int(name: str, value: Any, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"{name} must be an int, got {value!r}"
-        raise InputError(msg)
-    if value < minimum:
-        msg = f"{name} must be >= {minimum}, got {value}"
-        raise InputError(msg)
-    return value
 
 
 def _foldable(m: Message) -> bool:
@@ -291,9 +282,9 @@ def trim_history(
         msg = "trim_history needs budget= and/or max_turns="
         raise InputError(msg)
     if budget is not None:
-        _check_int("budget", budget, minimum=0)
+        check_int("budget", budget, minimum=0)
     if max_turns is not None:
-        _check_int("max_turns", max_turns, minimum=0)
+        check_int("max_turns", max_turns, minimum=0)
     h, restore = coerce(history)
     seg = segment_turns(h)
     pricing = {"profile": profile, "counter": counter, "image_policy": image_policy}

@@ -38,7 +38,7 @@ from glyphfold.compaction.history.messages import (
     coerce,
 )
 
-from glyphfold.errors import InputError
+from glyphfold.checks import check_choice, check_int
 
 __all__ = [
     "BREADCRUMB_PREFIX",
@@ -211,9 +211,7 @@ def repair_orphans(history: Any, *, mode: str = "remove") -> SweepResult:
     A message that would be left empty gets a short placeholder text so role
     alternation stays valid. No orphan -> the input is returned unchanged.
     """
-    if mode not in SWEEP_MODES:
-        msg = f"mode must be one of {SWEEP_MODES}, got {mode!r}"
-        raise InputError(msg)
+    check_choice("mode", mode, SWEEP_MODES)
     h, restore = coerce(history)
     p = _pair(h)
     if p.ok:
@@ -308,15 +306,8 @@ def bound_tool_result(text: str, *, max_tool_result_chars: int) -> str:
     The cut is visible: ``[... 48,213 chars cut ...]`` sits between the head and
     the tail, and the result never exceeds ``max_tool_result_chars``.
     """
-    if isinstance(max_tool_result_chars, bool) or not isinstance(max_tool_result_chars, int):
-        msg = f"max_tool_result_chars must be an int, got {max_tool_result_chars!r}"
-        raise InputError(msg)
-    if max_tool_result_chars < 64:
-        msg = (
-            f"max_tool_result_chars must be >= 64 to leave room for the cut marker, "
-            f"got {max_tool_result_chars}"
-        )
-        raise InputError(msg)
+    # 64: room for the cut marker
+    check_int("max_tool_result_chars", max_tool_result_chars, minimum=64, unit="chars")
     n = len(text)
     if n <= max_tool_result_chars:
         return text

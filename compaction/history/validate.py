@@ -58,6 +58,7 @@ from glyphfold.compaction.history.messages import (
 )
 from glyphfold.compaction.history.turns import pair_tool_calls
 
+from glyphfold.checks import check_choice
 from glyphfold.errors import HistoryFormatError
 
 __all__ = ["MAX_CACHE_BREAKPOINTS", "Violation", "find_violations", "validate_history"]
@@ -217,9 +218,7 @@ def find_violations(history: Any, *, provider: str | None = None) -> list[Violat
     """List every provider rule the history breaks (empty list: the provider accepts it)."""
     h, _ = coerce(history)
     prov = provider or h.format
-    if prov not in FORMATS:
-        msg = f"provider must be one of {FORMATS} or None, got {provider!r}"
-        raise HistoryFormatError(msg)
+    check_choice("provider (or None)", prov, FORMATS, error=HistoryFormatError)
     if prov != h.format:
         msg = f"cannot check a {h.format} history against {prov} rules; convert it first"
         raise HistoryFormatError(msg)

@@ -57,6 +57,7 @@ from glyphfold.compaction.ladder.rungs.snapshot import Renderer
 from glyphfold.compaction.ladder.summarizers import Summarizer
 from glyphfold.render.profiles import Profile, get_profile
 
+from glyphfold.checks import check_int
 from glyphfold.errors import ContextOverflowError, InputError
 
 __all__ = [
@@ -118,16 +119,10 @@ def compact(
         msg = "ratio= applies to window=, not to budget=; drop one of them"
         raise InputError(msg)
     if window is not None:
-        if window <= 0:
-            msg = f"window must be a positive number of tokens, got {window}"
-            raise InputError(msg)
+        check_int("window", window, minimum=1, unit="tokens")
         budget = effective_context_budget(context_window=window, context_compact_ratio=ratio)
-    if not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0:
-        msg = f"budget must be a positive number of tokens, got {budget!r}"
-        raise InputError(msg)
-    if not isinstance(reserve, int) or reserve < 0 or reserve >= budget:
-        msg = f"reserve must be an int in [0, budget={budget}), got {reserve!r}"
-        raise InputError(msg)
+    budget = check_int("budget", budget, minimum=1, unit="tokens")
+    check_int("reserve", reserve, minimum=0, maximum=budget - 1, unit="tokens")
     cfg = config or LadderConfig()
     built = build_rungs(
         rungs, config=cfg, allowed=DEFAULT_RUNGS, summarizer=summarizer, renderer=renderer

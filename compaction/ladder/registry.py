@@ -20,6 +20,7 @@ from glyphfold.compaction.ladder.rungs.strip_images import StripConfig, StripIma
 from glyphfold.compaction.ladder.rungs.summary import Summary, SummaryConfig
 from glyphfold.compaction.ladder.rungs.trim import Trim
 
+from glyphfold.checks import check_int
 from glyphfold.errors import InputError
 
 __all__ = [
@@ -57,10 +58,7 @@ class LadderConfig:
 
     def __post_init__(self) -> None:
         for name in ("tail_tokens", "min_saving_tokens"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                msg = f"{name} must be an int >= 0 (tokens), got {v!r}"
-                raise ValueError(msg)
+            check_int(name, getattr(self, name), minimum=0, unit="tokens", error=ValueError)
 
 
 @dataclass(frozen=True, slots=True)

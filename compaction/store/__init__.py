@@ -35,7 +35,8 @@ from glyphfold.compaction.store.records import (
 )
 from glyphfold.compaction.store.url import default_store_path, default_store_url, parse_store_url
 
-from glyphfold.errors import InputError, StoreError
+from glyphfold.checks import check_number
+from glyphfold.errors import StoreError
 
 __all__ = [
     "Branch",
@@ -76,11 +77,7 @@ def open_backend(
 ) -> Backend:
     """The raw backend (connection + transactions) behind a store URL, schema untouched."""
     if lock_timeout_s is not None:
-        bad = isinstance(lock_timeout_s, bool) or not isinstance(lock_timeout_s, (int, float))
-        if bad or not 0 <= lock_timeout_s < float("inf"):
-            msg = f"lock_timeout_s must be a number of seconds >= 0, got {lock_timeout_s!r}"
-            raise InputError(msg)
-        lock_timeout_s = float(lock_timeout_s)
+        lock_timeout_s = check_number("lock_timeout_s (seconds)", lock_timeout_s, minimum=0.0)
     parsed = parse_store_url(url)
     if parsed.backend == "sqlite":
         from glyphfold.compaction.store.sqlite import SQLiteBackend

@@ -25,6 +25,7 @@ from glyphfold.compaction.store.rows import (
 )
 from glyphfold.compaction.store.tree import message_in
 
+from glyphfold.checks import check_int
 from glyphfold.errors import InputError, NotFoundError
 
 
@@ -39,9 +40,7 @@ def _validated(
             raise InputError(msg)
     replaced = list(dict.fromkeys(replaced_message_ids))
     for r in replaced:
-        if not isinstance(r, int) or isinstance(r, bool):
-            msg = f"replaced message ids must be ints, got {r!r}"
-            raise InputError(msg)
+        check_int("a replaced message id", r)
     try:
         ledger_json = json.dumps(
             ledger, ensure_ascii=False, separators=(",", ":"), default=ledger_default

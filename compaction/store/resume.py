@@ -18,7 +18,7 @@ from glyphfold.compaction.store.conversations import Ctx
 from glyphfold.compaction.store.rows import loads_many, wire
 from glyphfold.compaction.store.tree import path_rows
 
-from glyphfold.errors import InputError
+from glyphfold.checks import check_int
 
 _CHUNK = 500  # ids per IN (...) query: stay under SQLite's bound-parameter limit
 
@@ -32,9 +32,7 @@ def resume(
     profile: Any,
 ) -> list[dict[str, Any]] | dict[str, Any]:
     """The wire history to send after a restart (see :meth:`Store.resume`)."""
-    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
-        msg = f"budget must be an int >= 0 (tokens), got {budget!r}"
-        raise InputError(msg)
+    check_int("budget", budget, minimum=0, unit="tokens")
     with ctx.backend.read() as tx:
         conv = convs.get(ctx, tx, conversation)
         meta = path_rows(tx, conversation, conv.tip_id, columns="id, role, turn_start, tokens")

@@ -30,6 +30,7 @@ from glyphfold.compaction.store.rows import (
     messages,
 )
 
+from glyphfold.checks import check_int
 from glyphfold.errors import (
     ConflictError,
     CorruptStoreError,
@@ -193,9 +194,7 @@ def chain_ids(conversation: str, parent_of: dict[int, int | None], start: int) -
 
 def message_in(tx: Tx, conversation: str, message_id: int) -> StoredMessage:
     """The message ``message_id``, which must belong to ``conversation``."""
-    if not isinstance(message_id, int) or isinstance(message_id, bool):
-        msg = f"message id must be an int, got {message_id!r}"
-        raise InputError(msg)
+    check_int("message id", message_id)
     row = tx.one(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,))
     if row is None or row[1] != conversation:
         msg = f"no message {message_id} in conversation {conversation}"

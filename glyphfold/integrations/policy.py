@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import glyphfold
+from glyphfold.checks import check_int
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
 from glyphfold.compaction.history.messages import History
 from glyphfold.errors import InputError
@@ -53,9 +54,7 @@ class CompactionPolicy:
         elif ratio is not None:
             msg = "ratio= applies to window=, not to budget=; drop one of them"
             raise InputError(msg)
-        if not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0:
-            msg = f"budget must be a positive number of tokens, got {budget!r}"
-            raise InputError(msg)
+        check_int("budget", budget, minimum=1, unit="tokens")
         if trigger is not None and (not isinstance(trigger, int) or trigger < budget):
             msg = f"trigger must be an int >= budget ({budget}), got {trigger!r}"
             raise InputError(msg)
