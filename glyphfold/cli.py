@@ -13,6 +13,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from glyphfold.errors import GlyphfoldError
 
@@ -59,7 +60,7 @@ and the summaries (errors, warnings and repairs are always printed)."""
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         self.exit(EXIT_USAGE, f"glyphfold: error: {message}\n")
 
 

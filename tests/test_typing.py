@@ -91,6 +91,29 @@ def test_readme_examples_type_check_strictly(staged, tmp_path):
 
 
 @pytest.mark.slow
+def test_the_package_type_checks(staged):
+    """mypy over the whole package (the settings are pyproject's [tool.mypy])."""
+    res = _mypy_package(staged, "-p", "glyphfold")
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+@pytest.mark.slow
+def test_the_public_api_modules_type_check_strictly(staged):
+    """Every module a public name of ``glyphfold`` comes from passes ``mypy --strict``."""
+    lazy, _ = _lazy_and_typed()
+    modules = sorted({"glyphfold", "glyphfold.errors", *lazy.values()})
+    res = _mypy_package(staged, "--strict", *(a for m in modules for a in ("-m", m)))
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def _mypy_package(staged: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "mypy", "--no-incremental", "--config-file"]
+    cmd += [str(ROOT / "pyproject.toml"), *args]
+    env = {**os.environ, "MYPYPATH": ""}
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=staged, timeout=600)
+
+
+@pytest.mark.slow
 def test_wrong_calls_are_rejected(staged):
     target = ROOT / "tests" / "typing" / "wrong_calls.py"
     res = _mypy(staged, target)

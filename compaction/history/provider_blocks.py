@@ -53,7 +53,7 @@ def thinking_chars(m: Message) -> int:
     """Characters of the thinking blocks of ``m`` (text and signature/data)."""
     n = 0
     for b in m.blocks:
-        raw = b.raw if is_thinking_block(b) else None  # type: ignore[union-attr]
+        raw = b.raw if is_thinking_block(b) else None
         if isinstance(raw, Mapping):
             n += sum(len(v) for v in raw.values() if isinstance(v, str))
     return n

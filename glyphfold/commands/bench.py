@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from glyphfold.errors import GlyphfoldError, InputError
 
@@ -37,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _batched(steps, batch: int = 20) -> list[float]:
+def _batched(steps: Iterable[object], batch: int = 20) -> list[float]:
     """Run an iterator of steps; return the seconds spent per batch of ``batch`` steps."""
     times = []
     t = time.perf_counter()
@@ -122,7 +124,12 @@ def run(args: argparse.Namespace) -> int:
         return _batched(writer.draw(pl) for pl in lay.pages(reuse=True))
 
     def memset() -> list[float]:
-        return _batched(writer.buf.fill(255) for _ in range(n_pages))
+        def fill() -> Iterator[None]:
+            for _ in range(n_pages):
+                writer.buf.fill(255)
+                yield None
+
+        return _batched(fill())
 
     # Both are timed in batches of pages and each batch keeps its best run, so a
     # run preempted on a busy machine does not count against one side only.
@@ -159,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         fresh = _fresh(text[:FIRST_PAGE_CHARS], args.profile, "", max(1, min(args.repeat, 3)))
 
     gf_ms_page = t_e2e * 1e3 / n_pages
-    report = {
+    report: dict[str, Any] = {
         "chars": len(text),
         "page": [cfg.cols * setup.cell_w, cfg.rows * setup.cell_h],
         "cell": [setup.cell_w, setup.cell_h],

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
 HELP = (
     "render the legibility corpus per shape, read whole pages back with OCR "
@@ -61,7 +62,7 @@ def _ids(r) -> str:
     return " ".join(f"{k} {m}/{t}" for k, m, t in r.ids) or "-"
 
 
-def _report_dict(report) -> dict[str, object]:
+def _report_dict(report) -> dict[str, Any]:
     from glyphfold.legibility import MODES, best_results
 
     best = {mode: best_results(report.results, mode=mode) for mode in MODES}

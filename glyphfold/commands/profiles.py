@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from glyphfold.commands._args import add_json
 
@@ -33,7 +34,7 @@ def _full_page(p) -> tuple[int, int] | None:
     return page_size(setup, setup.config.rows)
 
 
-def _row(p) -> dict[str, object]:
+def _row(p) -> dict[str, Any]:
     full = _full_page(p)
     return {
         "name": p.name,
@@ -71,9 +72,9 @@ def run(args: argparse.Namespace) -> int:
     )
     lines = [header, "-" * len(header)]
     for r in rows:
-        box = "x".join(map(str, r["max_page"]))  # type: ignore[call-overload]
-        page = "x".join(map(str, r["full_page"])) if r["full_page"] else "-"  # type: ignore[call-overload]
-        mb = r["max_image_bytes"] / 1e6  # type: ignore[operator]
+        box = "x".join(map(str, r["max_page"]))
+        page = "x".join(map(str, r["full_page"])) if r["full_page"] else "-"
+        mb = r["max_image_bytes"] / 1e6
         ctx = "-" if r["context_window"] is None else f"{r['context_window']:,}"
         lines.append(
             f"{r['name']:<16} {r['model'] or '-':<18} {box:>10} {page:>10} "

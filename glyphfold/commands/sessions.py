@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from glyphfold.commands._args import add_json
 from glyphfold.commands._store_args import add_db_argument
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         raise NotFoundError(msg)
     with store:
         where = store.where
-        convs = [
+        convs: list[dict[str, Any]] = [
             {
                 "id": c.id,
                 "title": c.title,
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
 
-    def fmt(values: tuple[str, ...]) -> str:
+    def fmt(values: Sequence[str]) -> str:
         return "  ".join(
             v.rjust(w) if h in numeric else v.ljust(w)
             for h, v, w in zip(heads, values, widths, strict=True)

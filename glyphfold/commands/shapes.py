@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
+from typing import Any
 
 HELP = (
     "list glyph shapes: cell, font, chars per page, image tokens per page, chars per token "
@@ -59,7 +60,7 @@ def _rendered_page(shape, prof, box: tuple[int, int]) -> tuple[int, int, int, in
 
 def shape_rows(
     shapes: list, profiles: list, *, page: tuple[int, int] | None = None
-) -> list[dict[str, object]]:
+) -> list[dict[str, Any]]:
     """Return one row per (shape, profile): page geometry, chars and image tokens per page."""
     rows = []
     for shape in shapes:
@@ -119,7 +120,7 @@ def real_text(paths: list[str] | None) -> tuple[str, str]:
     return f"{len(parts)} transcript(s) from {', '.join(paths)}", "\n".join(parts)
 
 
-def add_real_density(rows: list[dict[str, object]], text: str, page: tuple[int, int] | None):
+def add_real_density(rows: list[dict[str, Any]], text: str, page: tuple[int, int] | None):
     """Add chars per image token achieved on ``text`` to each row (snapshot layout: reflow)."""
     from glyphfold.render.api import plan_text
 
@@ -173,15 +174,15 @@ def run(args: argparse.Namespace) -> int:
     print(header)
     print("-" * len(header))
     for r in rows:
-        cell = "x".join(map(str, r["cell"]))  # type: ignore[arg-type]
-        glyph = "x".join(map(str, r["glyph"]))  # type: ignore[arg-type]
-        page = "x".join(map(str, r["page"]))  # type: ignore[arg-type]
+        cell = "x".join(map(str, r["cell"]))
+        glyph = "x".join(map(str, r["glyph"]))
+        page_size = "x".join(map(str, r["page"]))
         mark = "*" if r["profile_default"] else " "
         if not r["native"]:
             mark = "!"
         print(
             f"{r['shape']:<8} {cell:>5} {glyph:>5} {r['font']:<18} {r['profile'] + mark:<17} "
-            f"{page:>9} {r['chars_per_page']:>10,} {r['image_tokens_per_page']:>8,} "
+            f"{page_size:>9} {r['chars_per_page']:>10,} {r['image_tokens_per_page']:>8,} "
             f"{r['chars_per_image_token']:>9} {r['vs_text_chars4']:>6}x "
             f"{r['real_chars_per_image_token'] or '-':>10} "
             f"{r['real_chars_per_image_token_lines_kept'] or '-':>10}"

@@ -147,10 +147,10 @@ def build_tree(
                 f"✂ compaction {rec.id}: {len(rec.replaced_message_ids):,} messages imaged/replaced"
             )
         for mid in rec.replaced_message_ids:
-            node = owner.get(mid)
+            replaced = owner.get(mid)
             marker = f"[compacted by {rec.id}]"
-            if node is not None and marker not in node.notes:
-                node.notes.append(marker)
+            if replaced is not None and marker not in replaced.notes:
+                replaced.notes.append(marker)
     roots.sort(key=lambda c: (not c.on_current, c.first_id))
     return roots
 

@@ -54,7 +54,7 @@ class CompactionPolicy:
         elif ratio is not None:
             msg = "ratio= applies to window=, not to budget=; drop one of them"
             raise InputError(msg)
-        check_int("budget", budget, minimum=1, unit="tokens")
+        budget = check_int("budget", budget, minimum=1, unit="tokens")
         if trigger is not None and (not isinstance(trigger, int) or trigger < budget):
             msg = f"trigger must be an int >= budget ({budget}), got {trigger!r}"
             raise InputError(msg)
