@@ -5,7 +5,7 @@ Imported by ``_kernels`` only, so importing it means numba is wanted.
 * ``kernel``: the decorator every kernel is compiled with (the one set of flags).
 * The kernels cache in :func:`glyphfold.render.cache.cache_dir` (``kernels/``),
   never next to the installed sources: a locator placed first in numba's list
-  claims this package's kernel module and nothing else.
+  claims this package's kernel modules (``_kernels``, ``codes``) and nothing else.
 * The first compilation in a process prints one line on stderr (compiling costs
   seconds once per machine; silence would look like a hang). ``notice = None``
   turns it off.
@@ -24,6 +24,9 @@ from numba import njit
 from numba.core import caching, event
 
 KERNEL_FILE = Path(__file__).with_name("_kernels.py")
+# The kernels compile functions of both files (``codes`` holds the rules the numpy
+# path shares); a cached kernel is valid while neither file has changed.
+KERNEL_FILES = (KERNEL_FILE, Path(__file__).with_name("codes.py"))
 CACHE_DIR = cache_dir("kernels")
 kernel = njit(cache=CACHE_DIR is not None, nogil=True, boundscheck=False)
 
@@ -40,6 +43,14 @@ class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
     def get_cache_path(self) -> str:
         return self._cache_path
 
+    def get_source_stamp(self) -> tuple[tuple[float, int], ...]:
+        """Modification time and size of every kernel source file, not just this one.
+
+        numba keys a cache entry on its own file only; a kernel that inlines a
+        rule of ``codes`` must be recompiled when ``codes`` changes.
+        """
+        return tuple((st.st_mtime, st.st_size) for st in map(os.stat, KERNEL_FILES))
+
     @classmethod
     def from_function(cls, py_func, py_file):
         if CACHE_DIR is None or not _is_kernel_file(py_file):
@@ -49,7 +60,7 @@ class KernelCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLo
 
 def _is_kernel_file(py_file: str) -> bool:
     try:
-        return os.path.samefile(py_file, KERNEL_FILE)
+        return any(os.path.samefile(py_file, f) for f in KERNEL_FILES)
     except OSError:
         return False
 

@@ -15,58 +15,24 @@ from glyphfold.render._jit import kernel
 from glyphfold.render.codes import (
     BLANK,
     C_CR,
-    C_DROP_CONTROL,
-    C_ESC,
     C_FOLD,
     C_LF,
     C_NARROW,
     C_TAB,
     C_WIDE,
     R_ANSI,
-    R_CONTROL,
     R_EMOJI,
     S_CONT,
     S_POS,
     WIDE_CONT,
+    ansi_len,
+    drop_rule,
 )
 
-
-@kernel
-def _ansi_len(cps, i, n):
-    """Length of the ANSI escape sequence starting at cps[i] (an ESC)."""
-    if i + 1 >= n:
-        return 1
-    nxt = cps[i + 1]
-    if nxt == 0x5B:  # CSI: ESC [ params intermediates final
-        j = i + 2
-        while j < n and 0x30 <= cps[j] <= 0x3F:
-            j += 1
-        while j < n and 0x20 <= cps[j] <= 0x2F:
-            j += 1
-        if j < n and 0x40 <= cps[j] <= 0x7E:
-            j += 1
-        return j - i
-    if nxt == 0x5D:  # OSC: ESC ] text (BEL | ESC backslash); a control char ends it early
-        j = i + 2
-        while j < n:
-            c = cps[j]
-            if c == 0x07:
-                return j + 1 - i
-            if c == 0x1B:
-                if j + 1 < n and cps[j + 1] == 0x5C:
-                    return j + 2 - i
-                return j - i
-            if c < 0x20 or c == 0x7F:
-                return j - i
-            j += 1
-        return n - i
-    if 0x20 <= nxt <= 0x2F:  # ESC ( B: intermediate + final
-        if i + 2 < n and 0x30 <= cps[i + 2] <= 0x7E:
-            return 3
-        return 2
-    if 0x30 <= nxt <= 0x7E:  # two-character escapes (ESC =, ESC 7, ESC M...)
-        return 2
-    return 1
+# The shared rules, written once in ``codes`` (plain Python for the numpy path) and
+# compiled here; the cache locator of ``_jit`` stamps kernels with both files.
+_ansi_len = kernel(ansi_len)
+_drop_rule = kernel(drop_rule)
 
 
 @kernel
@@ -220,17 +186,6 @@ def layout_page(
     state[S_POS] = pos
     state[S_CONT] = cont
     return r
-
-
-@kernel
-def _drop_rule(k):
-    """Counter index of the rule that drops class ``k``; -1 for classes that reach the page."""
-    if k == C_ESC:
-        return R_ANSI
-    if k >= C_DROP_CONTROL:
-        # C_DROP_CONTROL..C_DROP_COMBINING map onto R_CONTROL..R_COMBINING in order
-        return R_CONTROL + (k - C_DROP_CONTROL)
-    return -1
 
 
 @kernel

@@ -45,3 +45,36 @@ def drop_rule(k: int) -> int:
     if k >= C_DROP_CONTROL:
         return R_CONTROL + (k - C_DROP_CONTROL)
     return -1
+
+
+def ansi_len(cps: list[int], i: int, n: int) -> int:
+    """Length of the ANSI escape sequence starting at cps[i] (an ESC)."""
+    if i + 1 >= n:
+        return 1
+    nxt = cps[i + 1]
+    if nxt == 0x5B:  # CSI: ESC [ params intermediates final
+        j = i + 2
+        while j < n and 0x30 <= cps[j] <= 0x3F:
+            j += 1
+        while j < n and 0x20 <= cps[j] <= 0x2F:
+            j += 1
+        if j < n and 0x40 <= cps[j] <= 0x7E:
+            j += 1
+        return j - i
+    if nxt == 0x5D:  # OSC: ESC ] text (BEL | ESC backslash); a control char ends it early
+        j = i + 2
+        while j < n:
+            c = cps[j]
+            if c == 0x07:
+                return j + 1 - i
+            if c == 0x1B:
+                return j + 2 - i if j + 1 < n and cps[j + 1] == 0x5C else j - i
+            if c < 0x20 or c == 0x7F:
+                return j - i
+            j += 1
+        return n - i
+    if 0x20 <= nxt <= 0x2F:  # ESC ( B: intermediate + final
+        return 3 if i + 2 < n and 0x30 <= cps[i + 2] <= 0x7E else 2
+    if 0x30 <= nxt <= 0x7E:  # two-character escapes (ESC =, ESC 7, ESC M...)
+        return 2
+    return 1

@@ -151,3 +151,20 @@ def test_install_render_uninstall_leaves_nothing(tmp_path):
     assert not _numba_files(site)
     subprocess.run([*pip, "uninstall", "-y", "glyphfold"], check=True, timeout=300)
     assert not site.exists(), sorted(str(p) for p in site.rglob("*"))
+
+
+def test_a_cached_kernel_is_stamped_with_every_file_it_compiles_from():
+    """The kernels inline the rules of ``codes`` (shared with the numpy path): editing
+    ``codes.py`` must invalidate the cached kernels, which numba's own stamp (the
+    caller's file alone) would not."""
+    from glyphfold.render import _jit, _kernels, codes
+
+    if _jit.CACHE_DIR is None:
+        pytest.skip("no writable cache directory on this machine")
+    assert _jit._is_kernel_file(codes.__file__) and _jit._is_kernel_file(_kernels.__file__)
+    fn = getattr(_kernels.layout_page, "py_func", _kernels.layout_page)
+    stamp = _jit.KernelCacheLocator(fn, _kernels.__file__).get_source_stamp()
+    want = tuple(
+        (os.stat(f).st_mtime, os.stat(f).st_size) for f in (_kernels.__file__, codes.__file__)
+    )
+    assert stamp == want
