@@ -49,22 +49,13 @@ from glyphfold.compaction.history.messages import (
     coerce,
     to_wire,
 )
+from glyphfold.compaction.history.wire.base import args_object
 
 from glyphfold.checks import check_choice
 
 __all__ = ["convert_history"]
 
 _CONTINUED = "(conversation continues)"
-
-
-def _args_dict(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            value = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            return {"arguments": arguments}
-        return value if isinstance(value, dict) else {"value": value}
-    return arguments if isinstance(arguments, dict) else {}
 
 
 def _args_json(arguments: Any) -> str:
@@ -123,7 +114,7 @@ def _to_anthropic(h: History) -> History:
         else:
             blocks, lost = _keep(m.blocks, (Text, ToolCall))
             blocks = [
-                ToolCall(b.id, b.name, _args_dict(b.arguments)) if isinstance(b, ToolCall) else b
+                ToolCall(b.id, b.name, args_object(b.arguments)) if isinstance(b, ToolCall) else b
                 for b in blocks
             ]
         dropped += lost

@@ -57,6 +57,7 @@ from glyphfold.compaction.history.provider_blocks import (
 )
 from glyphfold.compaction.history.turns import TOOL_RESULTS_PREFIX, Segmentation, segment_turns
 from glyphfold.compaction.history.wire import unpriced_keys_of
+from glyphfold.compaction.history.wire.base import extra_keys
 from glyphfold.render.profiles import get_profile
 
 from glyphfold.checks import check_choice, check_int
@@ -360,18 +361,6 @@ _TOOL_USE_KEYS = frozenset({"type", "id", "name", "input"})
 _RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
 
 
-def _add_unpriced(out: list[str], raw: Any, known: frozenset[str]) -> None:
-    """Append ``"key":value`` (JSON) for each key of ``raw`` outside ``known``."""
-    if raw is None or not isinstance(raw, Mapping) or known.issuperset(raw):
-        return
-    for k, v in raw.items():
-        if k not in known:
-            try:
-                out.append(f'"{k}":' + _encode(v))
-            except (TypeError, ValueError):
-                out.append(f'"{k}":' + str(v))
-
-
 def unpriced_keys(message: Message) -> list[str]:
     """The keys the estimate would otherwise miss, as ``"key":value`` JSON fragments.
 
@@ -384,25 +373,25 @@ def unpriced_keys(message: Message) -> list[str]:
     if own is not None:
         return own(message)
     out: list[str] = []
-    _add_unpriced(out, message.raw, _MESSAGE_KEYS)
+    extra_keys(out, message.raw, _MESSAGE_KEYS)
     for b in message.blocks:
         tb = type(b)
         raw = b.raw
         if tb is Text:
-            _add_unpriced(out, raw, _TEXT_KEYS)
+            extra_keys(out, raw, _TEXT_KEYS)
         elif tb is ToolCall and isinstance(raw, Mapping):
             if "function" in raw:  # OpenAI: {"id", "type", "function": {"name", "arguments"}}
-                _add_unpriced(out, raw, _OPENAI_CALL_KEYS)
-                _add_unpriced(out, raw["function"], _FUNCTION_KEYS)
+                extra_keys(out, raw, _OPENAI_CALL_KEYS)
+                extra_keys(out, raw["function"], _FUNCTION_KEYS)
             else:
-                _add_unpriced(out, raw, _TOOL_USE_KEYS)
+                extra_keys(out, raw, _TOOL_USE_KEYS)
         elif type(b) is ToolResult:
-            _add_unpriced(out, raw, _RESULT_KEYS)
+            extra_keys(out, raw, _RESULT_KEYS)
             for x in b.content:
                 if type(x) is Text or type(x) is Image:
-                    _add_unpriced(out, x.raw, _TEXT_KEYS if type(x) is Text else _IMAGE_KEYS)
+                    extra_keys(out, x.raw, _TEXT_KEYS if type(x) is Text else _IMAGE_KEYS)
         elif tb is Image:
-            _add_unpriced(out, raw, _IMAGE_KEYS)
+            extra_keys(out, raw, _IMAGE_KEYS)
     return out
 
 

@@ -13,6 +13,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+from glyphfold.checks import check_int
+
 # kind -> pattern; order matters: earlier kinds claim their span first, so a
 # UUID is not also reported as five hex fragments.
 _PATTERNS: dict[str, re.Pattern[str]] = {
@@ -61,15 +63,9 @@ class FactsheetConfig:
     kinds: tuple[str, ...] = KINDS
 
     def __post_init__(self) -> None:
-        if self.max_items < 0:
-            msg = f"factsheet max_items must be >= 0, got {self.max_items}"
-            raise ValueError(msg)
-        if self.max_chars < 0:
-            msg = f"factsheet max_chars must be >= 0, got {self.max_chars}"
-            raise ValueError(msg)
-        if self.min_len < 1:
-            msg = f"factsheet min_len must be >= 1, got {self.min_len}"
-            raise ValueError(msg)
+        check_int("factsheet max_items", self.max_items, minimum=0, error=ValueError)
+        check_int("factsheet max_chars", self.max_chars, minimum=0, error=ValueError)
+        check_int("factsheet min_len", self.min_len, minimum=1, error=ValueError)
         unknown = [k for k in self.kinds if k not in _PATTERNS]
         if unknown:
             msg = f"unknown factsheet kind(s) {unknown}; valid kinds: {list(KINDS)}"

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
 
+from glyphfold.checks import check_int
+
 # where removed content went; an explicit set, every writer is checked against it
 Destination: TypeAlias = Literal[
     "stub", "placeholder", "cleared", "snapshot", "summary", "dropped", "trimmed"
@@ -36,9 +38,8 @@ class Removed:
         if self.dest not in DESTINATIONS:
             msg = f"ledger destination must be one of {sorted(DESTINATIONS)}, got {self.dest!r}"
             raise ValueError(msg)
-        if self.index < 0 or self.chars < 0:
-            msg = f"ledger index and chars must be >= 0, got {self.index}, {self.chars}"
-            raise ValueError(msg)
+        check_int("ledger index", self.index, minimum=0, error=ValueError)
+        check_int("ledger chars", self.chars, minimum=0, error=ValueError)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from glyphfold.checks import check_int
 from glyphfold.errors import SummarizerError
 
 SUMMARY_PROMPT = """\
@@ -130,9 +131,7 @@ def summary_input_chars(summarizer: Any, *, default: int) -> int:
 
 def chunk_text(text: str, max_chars: int) -> list[str]:
     """Split ``text`` into pieces of at most ``max_chars``, at line breaks where possible."""
-    if max_chars < 1:
-        msg = f"max_chars must be >= 1, got {max_chars}"
-        raise ValueError(msg)
+    check_int("max_chars", max_chars, minimum=1, error=ValueError)
     out: list[str] = []
     i = 0
     n = len(text)

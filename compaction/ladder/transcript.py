@@ -26,6 +26,8 @@ from typing import Any
 
 from glyphfold.fonts.pixel import REVERSE_VIDEO_OFFSET, REVERSE_VIDEO_RANGE
 
+from glyphfold.checks import check_int
+
 _STUB = re.compile(r"\[elided: [^\]\n]*\]\Z")
 
 _LO, _HI = (
@@ -106,15 +108,11 @@ class TranscriptConfig:
     max_args_chars: int = 2000  # tool arguments are usually short; huge ones are data
 
     def __post_init__(self) -> None:
-        if self.max_result_chars < 80:
-            msg = f"max_result_chars must be >= 80 (marker room), got {self.max_result_chars}"
-            raise ValueError(msg)
+        check_int("max_result_chars", self.max_result_chars, minimum=80, error=ValueError)
         if not 0.0 < self.head_fraction < 1.0:
             msg = f"head_fraction must be in (0, 1), got {self.head_fraction}"
             raise ValueError(msg)
-        if self.max_args_chars < 80:
-            msg = f"max_args_chars must be >= 80, got {self.max_args_chars}"
-            raise ValueError(msg)
+        check_int("max_args_chars", self.max_args_chars, minimum=80, error=ValueError)
 
 
 def cap_head_tail(text: str, max_chars: int, *, head_fraction: float = 0.6) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 
+from glyphfold.checks import check_int
 from glyphfold.errors import InputError
 
 # the kinds of generated identifier, in line order
@@ -60,9 +61,7 @@ class GeneratedIds:
 
 def generate_ids(*, seed: int = IDS_SEED, lines: int = IDS_LINES) -> GeneratedIds:
     """Return ``lines`` lines of ``UUID  hex16  build-NNNNN``, the same for the same seed."""
-    if lines < 1:
-        msg = f"lines must be >= 1, got {lines}"
-        raise InputError(msg)
+    check_int("lines", lines, minimum=1)
     rng = random.Random(seed)
     rows: list[str] = []
     ids: list[tuple[str, str]] = []

@@ -21,6 +21,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from glyphfold.checks import check_int
+
 SYSTEM_PROMPT = (
     "You are a careful coding agent working in the repository at /work/repo. "
     "Use the tools to read files, run commands and tests. Never push to main. "
@@ -338,9 +340,7 @@ def demo_session(
     (``"project"``, changes with the code) and/or standard-library modules
     (``"stdlib"``, fixed for a Python version: what tests use for stable sizes).
     """
-    if target_tokens < 1000:
-        msg = f"target_tokens must be >= 1000, got {target_tokens}"
-        raise ValueError(msg)
+    check_int("target_tokens", target_tokens, minimum=1000, error=ValueError)
     bad = [x for x in sources if x not in SOURCES]
     if bad or not sources:
         msg = f"sources must be a non-empty subset of {SOURCES}, got {sources!r}"

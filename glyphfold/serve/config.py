@@ -9,7 +9,6 @@ anywhere else.
 from __future__ import annotations
 
 import ipaddress
-import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -18,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
+from glyphfold.checks import check_int, check_number
 from glyphfold.errors import InputError
 
 __all__ = [
@@ -34,17 +34,6 @@ DEFAULT_OPENAI_UPSTREAM = "https://api.openai.com"
 DEFAULT_ANTHROPIC_UPSTREAM = "https://api.anthropic.com"
 MODEL_FREE = ("elide", "strip", "snapshot", "trim")
 _ALL_RUNGS = ("elide", "strip", "snapshot", "summary", "trim")
-
-
-def _num(name: str, value: Any, *, minimum: float, integer: bool = False) -> None:
-    ok_type = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, ok_type):
-        kind = "an integer" if integer else "a number"
-        msg = f"{name} must be {kind}, got {value!r}"
-        raise InputError(msg)
-    if not math.isfinite(value) or value < minimum:
-        msg = f"{name} must be >= {minimum}, got {value!r}"
-        raise InputError(msg)
 
 
 def _upstream(name: str, value: str | None) -> str | None:
@@ -89,7 +78,7 @@ class SummaryConfig:
             if not isinstance(v, str) or not v:
                 msg = f"summary.{k} must be a non-empty string, got {v!r}"
                 raise InputError(msg)
-        _num("summary.max_tokens", self.max_tokens, minimum=1, integer=True)
+        check_int("summary.max_tokens", self.max_tokens, minimum=1)
 
 
 @dataclass(frozen=True)
@@ -127,7 +116,7 @@ class ServeConfig:
         if not isinstance(self.host, str) or not self.host:
             msg = f"host must be a non-empty string, got {self.host!r}"
             raise InputError(msg)
-        _num("port", self.port, minimum=0, integer=True)
+        check_int("port", self.port, minimum=0)
         if self.port > 65535:
             msg = f"port must be <= 65535, got {self.port}"
             raise InputError(msg)
@@ -138,20 +127,20 @@ class ServeConfig:
             self, "anthropic_upstream", _upstream("anthropic_upstream", self.anthropic_upstream)
         )
         for model, tokens in self.windows.items():
-            _num(f"window of {model!r}", tokens, minimum=1, integer=True)
+            check_int(f"window of {model!r}", tokens, minimum=1)
         object.__setattr__(self, "windows", MappingProxyType(dict(self.windows)))
         self._check_profiles()
-        _num("budget_ratio", self.budget_ratio, minimum=0)
+        check_number("budget_ratio", self.budget_ratio, minimum=0)
         if not 0.0 < self.budget_ratio <= 1.0:
             msg = f"budget_ratio must be in (0, 1], got {self.budget_ratio!r}"
             raise InputError(msg)
         for name in ("max_body_bytes", "cache_bytes", "compact_workers", "max_connections"):
-            _num(name, getattr(self, name), minimum=1, integer=True)
-        _num("max_retries", self.max_retries, minimum=0, integer=True)
-        _num("max_keepalive", self.max_keepalive, minimum=0, integer=True)
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("max_retries", self.max_retries, minimum=0)
+        check_int("max_keepalive", self.max_keepalive, minimum=0)
         for name in ("connect_timeout_s", "read_timeout_s", "write_timeout_s", "pool_timeout_s",
                      "keepalive_expiry_s", "client_keepalive_s"):
-            _num(name, getattr(self, name), minimum=0.001)
+            check_number(name, getattr(self, name), minimum=0.001)
         self._check_rungs()
         if not isinstance(self.passthrough, bool):
             msg = f"passthrough must be true or false, got {self.passthrough!r}"

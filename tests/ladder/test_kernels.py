@@ -264,7 +264,7 @@ def test_error_signals_are_read_where_tools_print_verdicts():
     assert reason("FAILED tests/a.py\n" + body) == "error_text"
     wide = ElideConfig(scan_head_chars=100_000)
     assert reason(mid, config=wide) == "error_text"
-    with pytest.raises(ValueError, match="scan_head_chars"):
+    with pytest.raises(ValueError, match="scan_tail_chars must be >= 0"):
         ElideConfig(scan_tail_chars=-1)
 
 

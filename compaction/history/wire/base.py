@@ -1,5 +1,6 @@
-"""What every wire-format module shares: the error naming a message, the mapping test, and
-the JSON of keys a wire dict sends that the estimate does not otherwise price."""
+"""What every wire-format module shares: the error naming a message, the mapping test,
+tool-call arguments as an object, and the JSON of keys a wire dict sends that the
+estimate does not otherwise price."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, TypeGuard
 
 from glyphfold.errors import HistoryFormatError
 
-__all__ = ["extra_keys", "fail", "is_mapping"]
+__all__ = ["args_object", "extra_keys", "fail", "is_mapping"]
 
 
 def fail(i: int, problem: str) -> HistoryFormatError:
@@ -20,6 +21,23 @@ def fail(i: int, problem: str) -> HistoryFormatError:
 def is_mapping(x: Any) -> TypeGuard[Mapping[str, Any]]:
     """True for a dict or any Mapping (fast path for plain dicts)."""
     return type(x) is dict or isinstance(x, Mapping)
+
+
+def args_object(arguments: Any) -> Any:
+    """Tool-call arguments as the object formats that take one (Anthropic, Gemini, Bedrock).
+
+    A JSON string is parsed; text that is not JSON is kept as ``{"arguments": text}``
+    and a JSON value that is not an object as ``{"value": v}`` (nothing dropped);
+    ``None`` or an empty string is ``{}``; a mapping is returned as it is.
+    """
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return {"arguments": arguments}
+    if arguments is None:
+        return {}
+    return arguments if is_mapping(arguments) else {"value": arguments}
 
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode

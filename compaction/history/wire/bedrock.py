@@ -34,7 +34,7 @@ from glyphfold.compaction.history.model import (
     make_result,
     make_text,
 )
-from glyphfold.compaction.history.wire.base import extra_keys, fail, is_mapping
+from glyphfold.compaction.history.wire.base import args_object, extra_keys, fail, is_mapping
 
 from glyphfold.errors import HistoryFormatError
 
@@ -242,7 +242,7 @@ def _block(b: Block, as_bytes: bool) -> Any:
         tu = dict(b.raw["toolUse"]) if b.raw is not None else {}
         tu["toolUseId"] = b.id
         tu["name"] = b.name
-        tu["input"] = _input(b.arguments)
+        tu["input"] = args_object(b.arguments)
         out = dict(b.raw) if b.raw is not None else {}
         out["toolUse"] = tu
         return out
@@ -252,16 +252,6 @@ def _block(b: Block, as_bytes: bool) -> Any:
         return b.raw
     msg = f"not a block: {b!r:.80}"
     raise HistoryFormatError(msg)
-
-
-def _input(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            value = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            return {"arguments": arguments}
-        return value if isinstance(value, dict) else {"value": value}
-    return arguments if arguments is not None else {}
 
 
 def _serialise(m: Message, as_bytes: bool) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from glyphfold.compaction.history.model import (
     make_result,
     make_text,
 )
-from glyphfold.compaction.history.wire.base import extra_keys, fail, is_mapping
+from glyphfold.compaction.history.wire.base import args_object, extra_keys, fail, is_mapping
 
 from glyphfold.errors import HistoryFormatError
 
@@ -219,17 +219,7 @@ def _call_part(b: ToolCall) -> dict[str, Any]:
         fc["args"] = b.arguments if b.arguments is not None else {}
         out[key] = fc
         return out
-    return {"function_call": {"id": b.id, "name": b.name, "args": _args(b.arguments)}}
-
-
-def _args(arguments: Any) -> Any:
-    if isinstance(arguments, str):
-        try:
-            value = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            return {"arguments": arguments}
-        return value if isinstance(value, dict) else {"value": value}
-    return arguments if arguments is not None else {}
+    return {"function_call": {"id": b.id, "name": b.name, "args": args_object(b.arguments)}}
 
 
 def _result_part(b: ToolResult, names: Mapping[str, str]) -> dict[str, Any]:

@@ -18,6 +18,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from glyphfold.checks import check_int
+
 # Each pattern is one error signal seen in real agent tool output; case matters
 # where a lowercase form is common prose ("failed" in a sentence is not a test run).
 DEFAULT_ERROR_PATTERNS: tuple[str, ...] = (
@@ -59,18 +61,13 @@ class ElideConfig:
     clear_thinking: bool = True
 
     def __post_init__(self) -> None:
-        if self.keep_newest_results < 0:
-            msg = f"keep_newest_results must be >= 0, got {self.keep_newest_results}"
-            raise ValueError(msg)
-        if self.short_result_chars < 0:
-            msg = f"short_result_chars must be >= 0, got {self.short_result_chars}"
-            raise ValueError(msg)
-        if self.scan_head_chars < 0 or self.scan_tail_chars < 0:
-            msg = (
-                f"scan_head_chars and scan_tail_chars must be >= 0, got "
-                f"{self.scan_head_chars}, {self.scan_tail_chars}"
-            )
-            raise ValueError(msg)
+        for name in (
+            "keep_newest_results",
+            "short_result_chars",
+            "scan_head_chars",
+            "scan_tail_chars",
+        ):
+            check_int(name, getattr(self, name), minimum=0, error=ValueError)
         if not 4 <= self.digest_hex <= 40:
             msg = f"digest_hex must be in 4..40 hex digits, got {self.digest_hex}"
             raise ValueError(msg)

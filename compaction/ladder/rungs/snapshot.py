@@ -48,6 +48,7 @@ from glyphfold.compaction.ladder.rungs.snapshot_source import Source, join, seri
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.render.profiles import Profile
 
+from glyphfold.checks import check_int
 from glyphfold.errors import EncodeError, LayoutError
 
 __all__ = [
@@ -92,15 +93,12 @@ class SnapshotConfig:
     max_fit_rounds: int = 3  # bounded re-plans when the built history misses the target
 
     def __post_init__(self) -> None:
-        if self.max_pages is not None and self.max_pages < 1:
-            msg = f"max_pages must be >= 1 or None, got {self.max_pages}"
-            raise ValueError(msg)
+        if self.max_pages is not None:
+            check_int("max_pages (or None)", self.max_pages, minimum=1, error=ValueError)
         if self.tool_ink is not None and not 0.0 < self.tool_ink <= 1.0:
             msg = f"tool_ink must be in (0, 1] or None, got {self.tool_ink}"
             raise ValueError(msg)
-        if self.max_fit_rounds < 1:
-            msg = f"max_fit_rounds must be >= 1, got {self.max_fit_rounds}"
-            raise ValueError(msg)
+        check_int("max_fit_rounds", self.max_fit_rounds, minimum=1, error=ValueError)
 
 
 def _default_renderer() -> Renderer:

@@ -37,6 +37,7 @@ from glyphfold.compaction.ladder.rungs.snapshot_source import serialise
 from glyphfold.compaction.ladder.summarizers import summarize_bounded, summary_input_chars
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, plain_text
 
+from glyphfold.checks import check_int
 from glyphfold.errors import SummarizerError
 
 ACK_TEXT = SUMMARY_ACK_TEXT
@@ -54,15 +55,13 @@ class SummaryConfig:
     transcript: TranscriptConfig = field(default_factory=TranscriptConfig)
 
     def __post_init__(self) -> None:
-        if self.max_input_chars < 1000:
-            msg = f"max_input_chars must be >= 1000, got {self.max_input_chars}"
-            raise ValueError(msg)
+        check_int("max_input_chars", self.max_input_chars, minimum=1000, error=ValueError)
         if self.timeout_s is not None and self.timeout_s <= 0:
             msg = f"timeout_s must be > 0 or None, got {self.timeout_s}"
             raise ValueError(msg)
-        if self.expected_summary_tokens < 0:
-            msg = f"expected_summary_tokens must be >= 0, got {self.expected_summary_tokens}"
-            raise ValueError(msg)
+        check_int(
+            "expected_summary_tokens", self.expected_summary_tokens, minimum=0, error=ValueError
+        )
 
 
 class Summary:
