@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from glyphfold.commands._output import write_text
 from glyphfold.commands._term import dumps, note
@@ -149,6 +149,31 @@ def load(spec: str, *, format: str = "auto") -> tuple[Any, Callable[[Any], Any]]
     from glyphfold.compaction.history.messages import coerce
 
     return coerce(read_history(spec), format=format)
+
+
+class Input(NamedTuple):
+    """A history file as the commands take it: read, converted, swept of orphans."""
+
+    original: Any  # the canonical History as read
+    history: Any  # after the orphan sweep (the same object when nothing was repaired)
+    restore: Callable[[Any], Any]  # canonical -> the file's own wire format
+    repaired: dict[str, Any] | None  # the sweep's report (None: nothing repaired)
+
+    def pins(self, values: list[str]) -> list[int | str]:
+        """``--pin`` values (indices of the file, or ids) as indices of :attr:`history`."""
+        pins = [int(p) if p.lstrip("-").isdigit() else p for p in values]
+        return remap_pins(pins, self.original, self.history)
+
+
+def read_input(spec: str, *, format: str = "auto") -> Input:
+    """Read ``spec`` (a file or ``-``) with progress, sweep it, print the sweep's line."""
+    from glyphfold.commands._progress import progress
+
+    with progress(f"reading {spec}"):
+        h, restore = load(spec, format=format)
+        swept, repaired = sweep(h)
+    report_sweep(repaired)
+    return Input(h, swept, restore, repaired)
 
 
 def sweep(h: Any) -> tuple[Any, dict[str, Any] | None]:

@@ -104,10 +104,6 @@ def summarizer_from_name(name: str | None):
     raise ValueError(msg)
 
 
-def parse_pins(pins: list[str]) -> list[int | str]:
-    return [int(p) if p.lstrip("-").isdigit() else p for p in pins]
-
-
 def resolve_budget(args: argparse.Namespace) -> tuple[int, str]:
     """The budget from --budget or --window/--ratio, and how it was reached (said aloud)."""
     from glyphfold.compaction.history.budget import DEFAULT_BUDGET_TOKENS, effective_context_budget
@@ -157,7 +153,7 @@ def _check_outputs(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._args import check_profile
-    from glyphfold.commands._history_io import load, remap_pins, report_sweep, sweep
+    from glyphfold.commands._history_io import read_input
 
     budget, how = resolve_budget(args)
     if args.reserve >= budget:
@@ -168,24 +164,18 @@ def run(args: argparse.Namespace) -> int:
     check_profile(args.profile)
     targets = _check_outputs(args)
     summarizer = summarizer_from_name(args.summarizer)
-    from glyphfold.commands._progress import progress
-
-    with progress(f"reading {args.input}"):
-        h, restore = load(args.input, format=args.format)
-        swept, repaired = sweep(h)
-    report_sweep(repaired)
-    pins = remap_pins(parse_pins(args.pin), h, swept)
+    read = read_input(args.input, format=args.format)
     return _compact_and_write(
         args,
-        swept,
-        restore,
+        read.history,
+        read.restore,
         budget=budget,
         how=how,
-        pins=pins,
+        pins=read.pins(args.pin),
         summarizer=summarizer,
         targets=targets,
-        repaired=repaired,
-        messages_in=len(h.messages),
+        repaired=read.repaired,
+        messages_in=len(read.original.messages),
     )
 
 

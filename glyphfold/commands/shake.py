@@ -35,29 +35,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._args import check_profile
-    from glyphfold.commands._history_io import (
-        json_text,
-        load,
-        remap_pins,
-        report_sweep,
-        sweep,
-    )
+    from glyphfold.commands._history_io import json_text, read_input
     from glyphfold.commands._output import output_file, write_text
     from glyphfold.commands._progress import progress
     from glyphfold.commands._term import note
-    from glyphfold.commands.compact import parse_pins
     from glyphfold.compaction.ladder.api import shake
 
     check_profile(args.profile)
     target = output_file(args.output)
-    with progress(f"reading {args.input}"):
-        h, restore = load(args.input, format=args.format)
-        swept, repaired = sweep(h)
-    report_sweep(repaired)
-    pins = remap_pins(parse_pins(args.pin), h, swept)
+    read = read_input(args.input, format=args.format)
     with progress("shaking"):
-        result = shake(swept, profile=args.profile, pins=pins)
-        text = json_text(restore(result.history))
+        result = shake(read.history, profile=args.profile, pins=read.pins(args.pin))
+        text = json_text(read.restore(result.history))
     write_text(text, target)
     if not args.quiet:
         note(f"shake: {result.tokens_before:,} -> {result.tokens_after:,} tokens")

@@ -53,10 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._args import check_profile
     from glyphfold.commands._history_io import (
         CLI_IMAGE_POLICY,
-        load,
         pricing_profile,
-        report_sweep,
-        sweep,
+        read_input,
     )
     from glyphfold.commands._output import output_file
     from glyphfold.commands._progress import progress
@@ -70,10 +68,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(msg)
     profile = check_profile(args.profile)
     target = output_file(args.output)
-    with progress(f"reading {args.input}"):
-        h, restore = load(args.input, format=args.format)
-        swept, repaired = sweep(h)
-    report_sweep(repaired)
+    read = read_input(args.input, format=args.format)
+    swept, restore, repaired = read.history, read.restore, read.repaired
     pricing = {"profile": pricing_profile(profile), "image_policy": CLI_IMAGE_POLICY}
     with progress("trimming"):
         before = estimate_history_tokens(swept, **pricing)

@@ -99,41 +99,45 @@ def _chat_with(body: Mapping[str, Any], history: Any) -> dict[str, Any]:
 # -- Anthropic Messages -------------------------------------------------------------
 
 
-def _messages_history(body: Mapping[str, Any]) -> Any:
-    messages = body.get("messages")
-    if not isinstance(messages, list):
+def _envelope(body: Mapping[str, Any], items_key: str, system_key: str) -> Any:
+    """``{system_key?, items_key}`` of a body whose history is an envelope; None without one."""
+    items = body.get(items_key)
+    if not isinstance(items, list):
         return None
-    if "system" in body:
-        return {"system": body["system"], "messages": messages}
-    return {"messages": messages}
+    if system_key in body:
+        return {system_key: body[system_key], items_key: items}
+    return {items_key: items}
+
+
+def _with_envelope(
+    body: Mapping[str, Any], history: Any, items_key: str, system_key: str
+) -> dict[str, Any]:
+    out = dict(body)
+    if system_key in history:
+        out[system_key] = history[system_key]
+    out[items_key] = history[items_key]
+    return out
+
+
+def _messages_history(body: Mapping[str, Any]) -> Any:
+    return _envelope(body, "messages", "system")
 
 
 def _messages_with(body: Mapping[str, Any], history: Any) -> dict[str, Any]:
-    out = dict(body)
-    if "system" in history:
-        out["system"] = history["system"]
-    out["messages"] = history["messages"]
-    return out
+    return _with_envelope(body, history, "messages", "system")
 
 
 # -- OpenAI Responses --------------------------------------------------------------
 
 
 def _responses_history(body: Mapping[str, Any]) -> Any:
-    items = body.get("input")
-    if not isinstance(items, list) or body.get("previous_response_id") or body.get("conversation"):
-        return None  # a string prompt, or a continuation of server-side state: nothing to fit
-    if "instructions" in body:
-        return {"instructions": body["instructions"], "input": items}
-    return {"input": items}
+    if body.get("previous_response_id") or body.get("conversation"):
+        return None  # a continuation of server-side state: nothing to fit
+    return _envelope(body, "input", "instructions")  # None for a string prompt
 
 
 def _responses_with(body: Mapping[str, Any], history: Any) -> dict[str, Any]:
-    out = dict(body)
-    if "instructions" in history:
-        out["instructions"] = history["instructions"]
-    out["input"] = history["input"]
-    return out
+    return _with_envelope(body, history, "input", "instructions")
 
 
 def history_items(history: Any) -> tuple[dict[str, Any], list[Any]]:
