@@ -29,6 +29,11 @@ from glyphfold.errors import (
 )
 
 if TYPE_CHECKING:  # the real names for type checkers; at run time they load lazily
+    from glyphfold.compaction.history.breakdown import (
+        RoleTokens,
+        TokenBreakdown,
+        token_breakdown,
+    )
     from glyphfold.compaction.history.budget import (
         BudgetConfig,
         check_fits,
@@ -122,6 +127,9 @@ _LAZY: dict[str, str] = {
     "EventBus": "glyphfold.compaction.history.events",
     "subscribe": "glyphfold.compaction.history.events",
     "estimate_history_tokens": "glyphfold.compaction.history.tokens",
+    "token_breakdown": "glyphfold.compaction.history.breakdown",
+    "TokenBreakdown": "glyphfold.compaction.history.breakdown",
+    "RoleTokens": "glyphfold.compaction.history.breakdown",
     "TokenCounter": "glyphfold.compaction.history.tokens",
     "HeuristicCounter": "glyphfold.compaction.history.tokens",
     "TiktokenCounter": "glyphfold.compaction.history.tokens",
@@ -208,6 +216,7 @@ __all__ = [
     "Profile",
     "RenderResult",
     "RequestCounter",
+    "RoleTokens",
     "Shape",
     "SnapshotConfig",
     "StoreError",
@@ -216,6 +225,7 @@ __all__ = [
     "SummaryConfig",
     "SummaryFailed",
     "TiktokenCounter",
+    "TokenBreakdown",
     "TokenCounter",
     "TokenizerUnavailableError",
     "UnknownProfileError",
@@ -250,6 +260,7 @@ __all__ = [
     "sweep_orphans",
     "to_canonical",
     "to_wire",
+    "token_breakdown",
     "trim_conversation_to_recent_turns",
     "trim_history",
     "trim_to_recent_turn_count",

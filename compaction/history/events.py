@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from glyphfold.checks import check_choice
+
 __all__ = [
     "TRIM_REASONS",
     "CheckpointDropped",
@@ -60,9 +62,7 @@ class HistoryTrimmed:
     dropped_steps: int = 0
 
     def __post_init__(self) -> None:
-        if self.reason not in TRIM_REASONS:
-            msg = f"HistoryTrimmed reason must be one of {TRIM_REASONS}, got {self.reason!r}"
-            raise ValueError(msg)
+        check_choice("HistoryTrimmed reason", self.reason, TRIM_REASONS, error=ValueError)
 
 
 @dataclass(frozen=True, slots=True)

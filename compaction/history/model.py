@@ -20,6 +20,8 @@ from typing import Any, Literal, TypeAlias
 
 from glyphfold.compaction.history.images import b64_image_size
 
+from glyphfold.checks import check_choice
+
 __all__ = [
     "ANTHROPIC",
     "BEDROCK",
@@ -188,9 +190,8 @@ class Message:
     _wire: Any = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.role not in ROLES:
-            msg = f"Message role must be one of system/user/assistant/tool, got {self.role!r}"
-            raise ValueError(msg)
+        if self.role not in ROLES:  # the check inline: this runs for every message
+            check_choice("Message role", self.role, ROLES, error=ValueError)
         if not isinstance(self.blocks, tuple):
             object.__setattr__(self, "blocks", tuple(self.blocks))
 
@@ -301,12 +302,8 @@ class History:
     _wire: Any = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.format not in FORMATS:
-            msg = f"History format must be one of {FORMATS}, got {self.format!r}"
-            raise ValueError(msg)
-        if self.envelope not in ("list", "dict"):
-            msg = f"History envelope must be 'list' or 'dict', got {self.envelope!r}"
-            raise ValueError(msg)
+        check_choice("History format", self.format, FORMATS, error=ValueError)
+        check_choice("History envelope", self.envelope, ("list", "dict"), error=ValueError)
         if self.envelope == "list" and self.format != OPENAI and self.system is not None:
             msg = f"a {self.format} history with a system prompt needs envelope='dict'"
             raise ValueError(msg)

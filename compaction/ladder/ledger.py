@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias, get_args
 
-from glyphfold.checks import check_int
+from glyphfold.checks import check_choice, check_int
 
 # where removed content went; an explicit set, every writer is checked against it
 Destination: TypeAlias = Literal[
@@ -35,9 +35,7 @@ class Removed:
     detail: str = ""  # e.g. the stub or placeholder text, or the drop reason
 
     def __post_init__(self) -> None:
-        if self.dest not in DESTINATIONS:
-            msg = f"ledger destination must be one of {sorted(DESTINATIONS)}, got {self.dest!r}"
-            raise ValueError(msg)
+        check_choice("ledger destination", self.dest, sorted(DESTINATIONS), error=ValueError)
         check_int("ledger index", self.index, minimum=0, error=ValueError)
         check_int("ledger chars", self.chars, minimum=0, error=ValueError)
 

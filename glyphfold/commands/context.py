@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from typing import Any
 
 from glyphfold.commands._args import add_json, non_negative_int, positive_int
@@ -38,57 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = "exit codes: 0 printed; 2 bad usage or bad input"
 
 
-def _by_role(h: Any, costs: Any) -> dict[str, dict[str, int]]:
-    by_role: dict[str, dict[str, int]] = {}
-    for m, c in zip(h.messages, costs.messages, strict=True):
-        r = by_role.setdefault(m.role, {"messages": 0, "tokens": 0})
-        r["messages"] += 1
-        r["tokens"] += c
-    if costs.system:
-        by_role["system (top-level)"] = {"messages": 1, "tokens": costs.system}
-    return dict(sorted(by_role.items()))
-
-
-def _by_kind(h: Any, costs: Any, profile: Any) -> dict[str, int]:
-    """Tokens per content kind, priced the way the total prices each message (rows add up)."""
-    from glyphfold.compaction.history.messages import Image, ToolCall, ToolResult
-    from glyphfold.compaction.history.tokens import FRAMING_TOKENS
-
-    kinds = {"text": 0, "tool calls": 0, "tool results": 0, "images": 0, "framing": 0}
-    for m, cost in zip(h.messages, costs.messages, strict=True):
-        parts = {"text": 0, "tool calls": 0, "tool results": 0, "images": 0}
-        for b in m.blocks:
-            if isinstance(b, ToolResult):
-                text_only = dataclasses.replace(
-                    b, content=tuple(c for c in b.content if not isinstance(c, Image))
-                )
-                parts["tool results"] += _block_tokens(m.role, text_only, profile)
-                for c in b.content:
-                    if isinstance(c, Image):
-                        parts["images"] += _block_tokens(m.role, c, profile)
-            elif isinstance(b, ToolCall):
-                parts["tool calls"] += _block_tokens(m.role, b, profile)
-            elif isinstance(b, Image):
-                parts["images"] += _block_tokens(m.role, b, profile)
-            else:
-                parts["text"] += _block_tokens(m.role, b, profile)
-        # whatever the per-block figures miss (rounding, bytes vs chars of old
-        # results) is settled against the message's real cost
-        body = max(cost - FRAMING_TOKENS, 0)
-        unpriced = sum(parts.values()) - body
-        if unpriced > 0:
-            take = min(unpriced, parts["images"])
-            parts["images"] -= take
-            unpriced -= take
-        biggest = max(parts, key=lambda k: parts[k])
-        parts[biggest] -= unpriced
-        for k, v in parts.items():
-            kinds[k] += v
-        kinds["framing"] += cost - body
-    kinds["text"] += costs.system  # the Anthropic top-level system prompt
-    return kinds
-
-
 def _rungs(h: Any, profile: Any, budget: int) -> list[dict[str, Any]]:
     from glyphfold.commands._progress import progress
     from glyphfold.compaction.ladder.api import compact
@@ -107,21 +55,20 @@ def context_data(h: Any, *, profile: Any, budget: int, top: int) -> dict[str, An
     """Every figure of the breakdown of a canonical History (what --json prints)."""
     from glyphfold.commands._history_io import CLI_IMAGE_POLICY, pricing_profile
     from glyphfold.commands._progress import progress
-    from glyphfold.compaction.history.tokens import token_costs
+    from glyphfold.compaction.history.breakdown import token_breakdown
 
-    pricing = pricing_profile(profile)
     with progress("pricing every message"):
-        costs = token_costs(h, profile=pricing, image_policy=CLI_IMAGE_POLICY)
-        kinds = _by_kind(h, costs, pricing)
-    total = costs.total
-    largest = sorted(range(len(h.messages)), key=lambda i: (-costs.messages[i], i))[:top]
+        bd = token_breakdown(h, profile=pricing_profile(profile), image_policy=CLI_IMAGE_POLICY)
+    costs = bd.costs
+    total = bd.total
     rows = []
-    for i in largest:
+    for i in bd.largest(top):
         m = h.messages[i]
         what = " ".join(m.text[:96].split())[:48] or (
             ", ".join(f"call {c.name}" for c in m.tool_calls) or f"{len(m.images)} image(s)"
         )
         rows.append({"index": i, "role": m.role, "tokens": costs.messages[i], "starts_with": what})
+    figures = bd.as_dict()
     return {
         "format": h.format,
         "messages": len(h.messages),
@@ -129,8 +76,8 @@ def context_data(h: Any, *, profile: Any, budget: int, top: int) -> dict[str, An
         "budget": budget,
         "fits": total <= budget,
         "over_by": max(0, total - budget),
-        "by_role": _by_role(h, costs),
-        "by_kind": kinds,
+        "by_role": figures["by_role"],
+        "by_kind": figures["by_kind"],
         "largest": rows,
         "rungs": _rungs(h, profile, budget),
     }
@@ -190,15 +137,6 @@ def context_lines(d: dict[str, Any]) -> list[str]:
         "what each rung would save (alone, dry run)", ("rung", "tokens", "how"), rung_rows
     )
     return out
-
-
-def _block_tokens(role: str, block: Any, profile: Any) -> int:
-    from glyphfold.compaction.history.messages import Message
-    from glyphfold.compaction.history.tokens import FRAMING_TOKENS, estimate_message_tokens
-
-    one = Message(role, (block,))
-    n = estimate_message_tokens(one, images_sent=True, tool_results_by_bytes=False, profile=profile)
-    return n - FRAMING_TOKENS
 
 
 def run(args: argparse.Namespace) -> int:
