@@ -451,14 +451,8 @@ def estimate_message_tokens(
         elif isinstance(b, Image):
             if images_sent:
                 total += image_tokens(b, profile=profile)
-        elif isinstance(b, ToolCall):
-            s = _call_text(b)
-            if heuristic:
-                chars += len(s)
-            else:
-                total += c.count(s)
-        elif isinstance(b, Unknown):
-            s = _unknown_text(b)
+        elif isinstance(b, ToolCall | Unknown):
+            s = _call_text(b) if isinstance(b, ToolCall) else _unknown_text(b)
             if heuristic:
                 chars += len(s)
             else:

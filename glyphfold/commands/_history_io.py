@@ -21,6 +21,17 @@ MAX_INPUT_BYTES = 512 * 1024 * 1024
 CLI_IMAGE_POLICY = "all"
 
 
+def add_pin(parser: argparse.ArgumentParser) -> None:
+    """``--pin IDX|ID`` (repeatable): messages no rung may change; see :meth:`Input.pins`."""
+    parser.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="IDX|ID",
+        help="keep this message (index or tool call id); repeatable",
+    )
+
+
 def add_input(parser: argparse.ArgumentParser, *, profile: bool = True) -> None:
     """Add the IN.json positional and the --format (and --profile) options."""
     parser.add_argument(

@@ -24,7 +24,7 @@ exit codes:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from glyphfold.commands._history_io import add_input
+    from glyphfold.commands._history_io import add_input, add_pin
 
     parser.epilog = EPILOG
     add_input(parser)
@@ -65,13 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("anthropic", "openai"),
         help="summary rung through this SDK (key from the environment)",
     )
-    parser.add_argument(
-        "--pin",
-        action="append",
-        default=[],
-        metavar="IDX|ID",
-        help="keep this message (index or tool call id); repeatable",
-    )
+    add_pin(parser)
     parser.add_argument(
         "--provider-ready",
         action="store_true",

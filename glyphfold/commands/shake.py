@@ -13,7 +13,7 @@ Reference: docs/cli.md#shake."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from glyphfold.commands._history_io import add_input
+    from glyphfold.commands._history_io import add_input, add_pin
 
     add_input(parser)
     parser.add_argument(
@@ -23,13 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="where to write the shaken history ('-' = stdout)",
     )
-    parser.add_argument(
-        "--pin",
-        action="append",
-        default=[],
-        metavar="IDX|ID",
-        help="keep this message (index or tool call id); repeatable",
-    )
+    add_pin(parser)
     parser.epilog = "exit codes: 0 written; 2 bad usage or bad input"
 
 

@@ -169,7 +169,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     header = (
         f"{'shape':<8} {'cell':>5} {'glyph':>5} {'font':<18} {'profile':<17} {'page':>9} "
-        f"{'chars/page':>10} {'tok/page':>8} {'chars/tok':>9} {'vs text':>7} {'real c/tok':>10}"
+        f"{'chars/page':>10} {'tok/page':>8} {'chars/tok':>9} {'vs text':>7} {'real c/tok':>10} "
+        f"{'lines kept':>10}"
     )
     print(header)
     print("-" * len(header))
