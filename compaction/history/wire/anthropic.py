@@ -126,14 +126,7 @@ def parse_server_result(i: int, b: Mapping[str, Any]) -> ToolResult:
         raise fail(i, f"{b.get('type')} block needs a string 'tool_use_id'")
     c = b.get("content")
     if b.get("type") == "mcp_tool_result":
-        if c is None:
-            content: tuple[Block, ...] = ()
-        elif type(c) is str:
-            content = (make_text(c, None),) if c else ()
-        elif isinstance(c, list):
-            content = tuple([parse_block(i, x, nested=True) for x in c])
-        else:
-            raise fail(i, "mcp_tool_result content must be a string or a list of blocks")
+        content = _result_content(i, c, "mcp_tool_result")
         return make_result(cid, content, bool(b.get("is_error", False)), b)
     texts: list[str] = []
     secret: list[Any] = []
@@ -167,16 +160,19 @@ def _parse_result(i: int, b: Mapping[str, Any]) -> Block:
     cid = b.get("tool_use_id")
     if not isinstance(cid, str) or not cid:
         raise fail(i, "tool_result block needs a string 'tool_use_id'")
-    c = b.get("content")
-    if c is None:
-        content: tuple[Block, ...] = ()
-    elif type(c) is str:
-        content = (make_text(c, None),) if c else ()
-    elif isinstance(c, list):
-        content = tuple([parse_block(i, x, nested=True) for x in c])
-    else:
-        raise fail(i, "tool_result content must be a string or a list of blocks")
+    content = _result_content(i, b.get("content"), "tool_result")
     return make_result(cid, content, bool(b.get("is_error", False)), b)
+
+
+def _result_content(i: int, c: Any, kind: str) -> tuple[Block, ...]:
+    """The content of a ``tool_result`` / ``mcp_tool_result``: none, a string or blocks."""
+    if c is None:
+        return ()
+    if type(c) is str:
+        return (make_text(c, None),) if c else ()
+    if isinstance(c, list):
+        return tuple([parse_block(i, x, nested=True) for x in c])
+    raise fail(i, f"{kind} content must be a string or a list of blocks")
 
 
 def parse_block(i: int, b: Any, *, nested: bool = False) -> Block:
