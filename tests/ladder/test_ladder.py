@@ -77,9 +77,17 @@ def test_compact_end_to_end(session):
     if isinstance(session, dict):
         assert result.messages["system"] == session["system"]
 
-    # the head ends with the user's request: a bridge, then the snapshot: guide, pages
-    assert kind(msgs_out[n_head]) == "bridge" and msgs_out[n_head]["role"] == "assistant"
-    snap_msg = msgs_out[n_head + 1]
+    # the head, then the old steps the plan keeps as text (SPEC §5.6: the imaged range
+    # starts as late as the target allows; the demo's old steps are elided stubs, as
+    # cheap as text), in place, then a bridge, then the snapshot: guide, pages
+    first = [kind(m) for m in msgs_out].index("snapshot")
+    assert first - 1 > n_head and snap.extra["leading_text_steps"] >= 1
+    shortened = {r.index for e in result.ledger if e.rung in ("elide", "strip") for r in e.removed}
+    for k in range(n_head, first - 1):  # in place: verbatim, or elided/stripped (ledgered)
+        assert msgs_out[k]["role"] == msgs_in[k]["role"]
+        assert dump(msgs_out[k]) == dump(msgs_in[k]) or k in shortened
+    assert kind(msgs_out[first - 1]) == "bridge" and msgs_out[first - 1]["role"] == "assistant"
+    snap_msg = msgs_out[first]
     assert snap_msg["role"] == "user" and kind(snap_msg) == "snapshot"
     parts = snap_msg["content"]
     assert parts[0]["type"] == "text" and parts[0]["text"].startswith("[glyphfold snapshot]")
@@ -99,6 +107,33 @@ def test_compact_end_to_end(session):
     assert all(r.detail.startswith("page") for r in snap.removed)
     last_page = max(int(r.detail.split(";")[0].split()[-1].split("-")[-1]) for r in snap.removed)
     assert last_page == len(result.pages)
+
+
+def test_old_steps_that_cost_as_little_as_pixels_stay_text(session):
+    """SPEC §5.6: the imaged range starts as late as the target allows. The demo's old
+    steps are elided stubs, about as dear as pixels as they are as text: imaging them
+    spends pages for nothing, so they stay text and only the newer steps are imaged."""
+    late = compact(copy.deepcopy(session), budget=SNAP)
+    oldest = compact(
+        copy.deepcopy(session),
+        budget=SNAP,
+        config=LadderConfig(snapshot=SnapshotConfig(start_late=False)),
+    )
+    a, b = snapshot_entry(late), snapshot_entry(oldest)
+    assert late.fits and oldest.fits and not a.extra["lossy"] and not b.extra["lossy"]
+    assert b.extra["leading_text_steps"] == 0 < a.extra["leading_text_steps"]
+    assert a.extra["imaged_steps"] < b.extra["imaged_steps"]
+    assert len(late.pages) < len(oldest.pages)
+    assert find_violations(late.messages) == []
+    # the steps left as text are exactly those of the oldest-first output's pages that
+    # the late plan did not image: nothing is dropped either way
+    assert a.extra["dropped_chars"] == b.extra["dropped_chars"] == 0
+    imaged_late = {r.index for r in a.removed}
+    assert imaged_late < {r.index for r in b.removed}
+    msgs_in, msgs_out = wire_messages(session), wire_messages(late.messages)
+    h = a.extra["head_messages"]
+    for k in range(h, min(imaged_late)):  # the old steps before the pages stay in place
+        assert msgs_out[k]["role"] == msgs_in[k]["role"]
 
 
 def test_deterministic_byte_identical(session):
@@ -135,10 +170,10 @@ def test_pages_are_rendered_from_the_kept_source(session):
     assert again == pages and wire_pngs == pages
 
 
-def first_pass_with_text_steps(session):
+def first_pass_with_text_steps(session, config=None):
     """A first compaction that keeps >= 2 middle steps as text after its snapshot."""
     for budget in range(10_000, 40_001, 2_000):
-        first = compact(session, budget=budget)
+        first = compact(session, budget=budget, config=config)
         snaps = [e for e in first.ledger if e.rung == "snapshot"]
         if snaps and snaps[0].extra["text_steps"] >= 2 and snaps[0].extra["segments"] == 1:
             return first
@@ -170,7 +205,9 @@ def test_second_pass_rerenders_from_source(session):
 
 def test_second_pass_with_drop_keeps_the_newest_source(session):
     """A tighter second pass drops the oldest source text, with a marker, still from text."""
-    first = first_pass_with_text_steps(session)
+    # a first pass imaged from the oldest step: its snapshot opens the next pass's middle
+    oldest_first = LadderConfig(snapshot=SnapshotConfig(start_late=False))
+    first = first_pass_with_text_steps(session, oldest_first)
     (src1,) = [s["x_glyphfold"]["source"] for s in snapshots(first)]
     cfg = LadderConfig(snapshot=SnapshotConfig(max_pages=len(first.pages)))
     second = compact(
@@ -486,7 +523,10 @@ def test_pinned_turn_splits_the_snapshot(session):
 
     turns = segment_turns(session).turns
     pin = turns[len(turns) // 2].start
-    result = compact(session, budget=SNAP, rungs="elide,strip,snapshot", pins=[pin])
+    oldest_first = LadderConfig(snapshot=SnapshotConfig(start_late=False))  # the whole range
+    result = compact(
+        session, budget=SNAP, rungs="elide,strip,snapshot", pins=[pin], config=oldest_first
+    )
     snap = snapshot_entry(result)
     # the pinned turn's first message and the newest real user message stay text
     assert snap.extra["segments"] == 3 and snap.extra["kept_steps"] == 2

@@ -91,6 +91,11 @@ class SnapshotConfig:
     transcript: TranscriptConfig = dataclasses.field(default_factory=TranscriptConfig)
     factsheet: FactsheetConfig = dataclasses.field(default_factory=FactsheetConfig)
     max_fit_rounds: int = 3  # bounded re-plans when the built history misses the target
+    # Start the imaged steps as late as the target allows: the older steps of the
+    # needed range stay text when the newer ones save enough (old elided results are
+    # one short line, as dear in pixels as in text). False: always image from the
+    # oldest middle step, as 0.1 did.
+    start_late: bool = True
 
     def __post_init__(self) -> None:
         if self.max_pages is not None:
@@ -160,7 +165,8 @@ class Snapshot:
             if not keep:
                 imaged.extend(history.messages[s.start : s.end])
             cost = sum(costs[s.start : s.end])
-            units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost))
+            earlier = any(is_snapshot(m) for m in history.messages[s.start : s.end])
+            units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
         return units, Source(imaged, tool_names(history), self.config.transcript)
 
     def _page_cap(
@@ -213,6 +219,7 @@ class Snapshot:
             page_cap=self._page_cap(history, reg, units, profile),
             plan=lambda t: self._planner_plan(t, profile),
             overhead=self._overhead(ctx),
+            start_late=self.config.start_late,
         )
         inp = BuildInput(
             history=history,
@@ -301,7 +308,7 @@ class Snapshot:
     ) -> LedgerEntry:
         reg = inp.regions
         units = inp.units
-        imaged = [u for u in units[: plan.imaged] if not u.kept]
+        imaged = [u for u in units[plan.first : plan.imaged] if not u.kept]
         whole = {k: len(_unit_text0(inp, units[k])) for rt in plan.runs for k in rt.units}
         t = plan.treatment
         dropped = sum(whole[k] for k in t.dropped) + (t.cut[1] if t.cut else 0)
@@ -311,8 +318,9 @@ class Snapshot:
             "tail_messages": n - reg.tail_start,
             "tail_steps": len(reg.tail_steps),
             "imaged_steps": len(imaged),
-            "text_steps": sum(1 for u in units[plan.imaged :]),
-            "kept_steps": sum(1 for u in units[: plan.imaged] if u.kept),
+            "text_steps": plan.first + sum(1 for u in units[plan.imaged :]),
+            "leading_text_steps": plan.first,  # old steps before the imaged range, as text
+            "kept_steps": sum(1 for u in units[plan.first : plan.imaged] if u.kept),
             "segments": len(plan.runs),
             "lossy": not plan.treatment.lossless,
             "dropped_chars": dropped,

@@ -6,7 +6,12 @@ are imaged, in runs between kept units, one snapshot per run.
 
 1. Lossless first: image the fewest oldest units whose pages bring the history
    under the target (the imaged prefix ``c``). Nothing is lost but legibility for a
-   reader without vision; every unit after ``c`` stays text.
+   reader without vision; every unit after ``c`` stays text. Then the imaged range
+   starts as late as the target allows (``first``): when the newest units of the
+   prefix save what the target needs, the older ones stay text (an elided result is
+   one short line, about as dear as pixels as it is as text), so the rung images no
+   more than the target needs (SPEC §5.6). The range always covers the units that
+   hold an earlier pass's snapshot: they are rendered again from source (SPEC §5.3).
 2. When even the whole middle as pages does not fit, the pages lose what matters
    least first, oldest first, until they fit the room left (never more): tool output
    under tighter head+tail caps (level by level), then tool output elided to stubs,
@@ -20,6 +25,7 @@ geometry), the per-message estimates of the ladder, and a factsheet bound per ru
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +54,7 @@ class Unit:
     user: bool  # a real user message: the last thing pages lose
     positions: tuple[int, ...]  # its messages' positions in the Source (imaged units)
     cost: int  # tokens as text
+    earlier: bool = False  # holds an earlier pass's snapshot
 
 
 @dataclass(slots=True)
@@ -75,13 +82,14 @@ class RunText:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What the snapshot will do: units [0, imaged) imaged, as these runs."""
+    """What the snapshot will do: units [first, imaged) imaged, as these runs."""
 
     imaged: int
     runs: tuple[RunText, ...]
     treatment: Treatment
     tokens: int  # the planner's estimate of the resulting history
     loss: int = 0  # characters of transcript the treatment takes off the pages
+    first: int = 0  # the units before it stay text (a lossless plan that starts later)
 
 
 class Planner:
@@ -97,6 +105,7 @@ class Planner:
         page_cap: int,
         plan: PlanFn,
         overhead: Callable[[str], int],
+        start_late: bool = True,
     ) -> None:
         self.units = list(units)
         self.source = source
@@ -105,24 +114,31 @@ class Planner:
         self.page_cap = page_cap
         self._plan = plan
         self._overhead = overhead  # text of a run -> guide + factsheet + bridges (tokens)
+        self.start_late = start_late  # a lossless plan may leave its oldest units as text
         self._after = [0] * (len(self.units) + 1)  # tokens of units [c, m) as text
         for k in range(len(self.units) - 1, -1, -1):
             self._after[k] = self._after[k + 1] + self.units[k].cost
         self._kept_before = [0]
+        self._text_before = [0]  # tokens of the units [0, k) that would be imaged
         for u in self.units:
             self._kept_before.append(self._kept_before[-1] + (u.cost if u.kept else 0))
+            self._text_before.append(self._text_before[-1] + (0 if u.kept else u.cost))
+        earlier = [u.index for u in self.units if u.earlier]
+        # a lossless plan images every earlier snapshot again, from its source
+        self._least = earlier[-1] + 1 if earlier else 1
+        self._latest = earlier[0] if earlier else len(self.units)  # no later first
         self._full_plans: dict[tuple[int, ...], Any] = {}
         self._overheads: dict[tuple[int, ...], int] = {}
         self.full_runs = self.runs_of(len(self.units))
-        self._run_of = {r[0]: r for r in self.full_runs}
+        self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
 
     # ------------------------------------------------------------------ texts
 
-    def runs_of(self, c: int) -> list[tuple[int, ...]]:
-        """Runs of imaged units among [0, c): split at kept units."""
+    def runs_of(self, c: int, first: int = 0) -> list[tuple[int, ...]]:
+        """Runs of imaged units among [first, c): split at kept units."""
         runs: list[list[int]] = []
         cur: list[int] = []
-        for u in self.units[:c]:
+        for u in self.units[first:c]:
             if u.kept:
                 if cur:
                     runs.append(cur)
@@ -213,6 +229,62 @@ class Planner:
             pages += n
         return tokens, pages
 
+    def _span_pages(self, whole: tuple[int, ...], run: tuple[int, ...]) -> tuple[int, int]:
+        """Estimated (image tokens, pages) of ``run``, a stretch of ``whole`` that does not
+        start at its first unit: its share of the pages of the whole run's plan."""
+        rt, plan = self._full(whole)
+        spans = [rt.spans[k] for k in run if k in rt.spans]
+        if not spans:
+            return 0, 0
+        a, b = spans[0][0], spans[-1][1]
+        starts = (*plan.page_starts, len(rt.text))
+        share = tokens = 0.0
+        for p, tok in enumerate(plan.page_tokens):
+            lo, hi = max(a, starts[p]), min(b, starts[p + 1])
+            if hi > lo:
+                frac = (hi - lo) / max(1, starts[p + 1] - starts[p])
+                share += frac
+                tokens += tok * frac
+        return int(tokens) + 1, max(1, math.ceil(share))
+
+    def tokens_from(self, first: int, c: int, *, exact: bool) -> tuple[int, int]:
+        """(tokens, pages) when units [first, c) are imaged at level 0 and those before
+        ``first`` stay text. ``exact=False`` prices a run cut at ``first`` by its share
+        of the whole run's pages (no layout); ``exact=True`` lays it out."""
+        if first == 0:
+            return self.lossless_tokens(c)
+        tokens = self.fixed + self._after[c] + self._kept_before[c] + self._text_before[first]
+        pages = 0
+        for run in self.runs_of(c, first):
+            whole = self._run_of[run[0]]
+            if run[0] == whole[0]:  # the run starts where it would: as lossless_tokens does
+                t, n = self._prefix_pages(whole, len(run))
+                tokens += t + self._overheads[whole]
+            elif exact:
+                rt = self.run_text(run, Treatment())
+                t, n = self._pages(rt)
+                tokens += t + self._overhead(rt.text)
+            else:
+                t, n = self._span_pages(whole, run)
+                tokens += t + self._overheads[whole]
+            pages += n
+        return tokens, pages
+
+    def _latest_first(self, c: int) -> int:
+        """The latest start of the imaged range [first, c) that still fits (0: none)."""
+        if not self.start_late:
+            return 0
+        lo, hi = 0, min(c, self._latest + 1)  # invariant: starting at lo fits
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self._fits(*self.tokens_from(mid, c, exact=False)):
+                lo = mid
+            else:
+                hi = mid
+        while lo > 0 and not self._fits(*self.tokens_from(lo, c, exact=True)):
+            lo //= 2  # the estimate was optimistic: halve the shift until it fits
+        return lo
+
     def treated_tokens(self, treat: Treatment, c: int) -> tuple[int, int, list[RunText]]:
         """(estimated tokens, pages, run texts) when units [0, c) are imaged under ``treat``."""
         tokens = self.fixed + self._after[c] + self._kept_before[c]
@@ -252,17 +324,19 @@ class Planner:
     def lossless(self) -> Plan | None:
         """The fewest oldest units whose pages fit, nothing lost; None when none does."""
         hi = self._widest()  # more imaging saves tokens, up to what the page cap allows
-        if hi == 0 or not self._fits(*self.lossless_tokens(hi)):
+        if hi < self._least or not self._fits(*self.lossless_tokens(hi)):
             return None
-        lo = 1  # invariant: imaging [0, hi) fits
+        lo = self._least  # invariant: imaging [0, hi) fits
         while lo < hi:
             mid = (lo + hi) // 2
             if self._fits(*self.lossless_tokens(mid)):
                 hi = mid
             else:
                 lo = mid + 1
-        runs = tuple(self.run_text(r, Treatment()) for r in self.runs_of(hi))
-        return Plan(hi, runs, Treatment(), self.lossless_tokens(hi)[0])
+        first = self._latest_first(hi)
+        runs = tuple(self.run_text(r, Treatment()) for r in self.runs_of(hi, first))
+        tokens = self.tokens_from(first, hi, exact=True)[0]
+        return Plan(hi, runs, Treatment(), tokens, first=first)
 
     def moves(self, c: int) -> list[tuple[str, int, int]]:
         """The shortening moves of the prefix [0, c), in the order pages lose things (§5.6)."""
