@@ -99,34 +99,13 @@ def report_html(
         )
     parts.append("</table>")
 
-    parts.append(
-        "<h2>The compacted history</h2><table><tr><th class=n>#</th><th>role</th>"
-        "<th>part</th><th>starts with</th></tr>"
-    )
-    snap_idx = next(
-        (i for i, m in enumerate(h.messages) if glyphfold_meta(m).get("kind") == "snapshot"), None
-    )
-    factsheet = ""
-    for i, m in enumerate(h.messages):
-        kind = glyphfold_meta(m).get("kind")
-        if kind:
-            part = kind
-        elif snap_idx is None or i < snap_idx:
-            part = "head (verbatim)"
-        else:
-            part = "tail (verbatim)"
-        if kind == "snapshot":
+    factsheets = []  # each snapshot's last text block, when it has one beside the guide
+    for m in h.messages:
+        if glyphfold_meta(m).get("kind") == "snapshot":
             texts = [b.text for b in m.blocks if isinstance(b, Text)]
-            factsheet = texts[-1] if len(texts) > 1 else ""
-            preview = f"{sum(isinstance(b, Image) for b in m.blocks)} page image(s) + guide"
-        else:
-            preview = m.text[:140] or ", ".join(f"call {c.name}" for c in m.tool_calls)
-        parts.append(
-            f"<tr><td class=n>{i}</td><td class='role-{escape(m.role)}'>{escape(m.role)}</td>"
-            f"<td><span class=kind>{escape(part)}</span></td><td>{escape(preview)}</td></tr>"
-        )
-    parts.append("</table>")
-
+            if len(texts) > 1:
+                factsheets.append(texts[-1])
+    factsheet = "\n\n".join(factsheets)
     if page_files:
         parts.append(
             "<h2>Snapshot pages</h2><p>What the model receives instead of the middle "
@@ -147,6 +126,33 @@ def report_html(
             )
     if factsheet:
         parts.append(f"<h2>Factsheet sent beside the pages</h2><pre>{escape(factsheet)}</pre>")
+
+    parts.append(
+        "<h2>The compacted history</h2><table><tr><th class=n>#</th><th>role</th>"
+        "<th>part</th><th>starts with</th></tr>"
+    )
+    snap = next((e for e in result.ledger if e.rung == "snapshot" and e.pages), None)
+    head = snap.extra.get("head_messages", 0) if snap else len(h.messages)
+    tail_from = len(h.messages) - (snap.extra.get("tail_messages", 0) if snap else 0)
+    for i, m in enumerate(h.messages):
+        kind = glyphfold_meta(m).get("kind")
+        if kind:
+            part = kind
+        elif i < head:
+            part = "head (verbatim)"
+        elif i >= tail_from:
+            part = "tail (verbatim)"
+        else:
+            part = "middle, as text"
+        if kind == "snapshot":
+            preview = f"{sum(isinstance(b, Image) for b in m.blocks)} page image(s) + guide"
+        else:
+            preview = m.text[:140] or ", ".join(f"call {c.name}" for c in m.tool_calls)
+        parts.append(
+            f"<tr><td class=n>{i}</td><td class='role-{escape(m.role)}'>{escape(m.role)}</td>"
+            f"<td><span class=kind>{escape(part)}</span></td><td>{escape(preview)}</td></tr>"
+        )
+    parts.append("</table>")
 
     parts.append(
         "<h2>The ledger</h2><p>Every message that left the history, where it went "
