@@ -68,7 +68,7 @@ def report_html(
         f"<p>A built-in agent session ({_num(n_in)} messages) compacted to a budget of "
         f"{_num(result.budget)} tokens with the <code>{escape(profile)}</code> profile in "
         f"{elapsed_ms:.0f} ms. Cheapest rung first: elision, image stripping, snapshots "
-        "(every word of the middle as glyph pages, no model call), then summary and trim "
+        "(old steps as glyph pages, every word kept, no model call), then summary and trim "
         "only if still needed.</p>",
         '<div class="cards">',
         f'<div class="card">tokens before<b>{_num(before)}</b></div>',
