@@ -322,9 +322,7 @@ KNOWN_MISSES: dict[tuple[str, str], str] = {
     ("regular", "tool_json"): "1.2% (rapidocr): drops the '{' that opens an indented line",
     ("regular", "chinese"): "9% (rapidocr): its recogniser misreads CJK in the detector's "
     "tight crops (天->关, 今->岑; 0% on padded line crops)",
-    ("dense", "french"): "3.04% (tesseract): l read as L on 5x9 glyphs",
     ("dense", "chinese"): "83% (rapidocr): the detector finds almost no 10 px CJK line",
-    ("dense", "ids"): "87% (rapidocr): l read as 1 in build-, a word-initial 0 as @",
 }
 
 
