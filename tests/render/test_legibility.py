@@ -319,12 +319,9 @@ def test_whole_page_of_generated_ids_reads_back(rapid_native):
 # (shape, part) -> why it misses its target today, measured on whole pages (the report
 # in benchmarks/README.md has the numbers); strict: a part that starts passing fails here
 KNOWN_MISSES: dict[tuple[str, str], str] = {
-    ("regular", "tool_json"): "1.2% (rapidocr): drops the '{' that opens an indented line",
     ("regular", "chinese"): "9% (rapidocr): its recogniser misreads CJK in the detector's "
     "tight crops (天->关, 今->岑; 0% on padded line crops)",
-    ("dense", "french"): "3.04% (tesseract): l read as L on 5x9 glyphs",
     ("dense", "chinese"): "83% (rapidocr): the detector finds almost no 10 px CJK line",
-    ("dense", "ids"): "58% (rapidocr): the 5x9 slashed zero reads as @ or theta, l as 1",
 }
 
 
