@@ -270,20 +270,22 @@ class Planner:
             pages += n
         return tokens, pages
 
-    def _latest_first(self, c: int) -> int:
-        """The latest start of the imaged range [first, c) that still fits (0: none)."""
-        if not self.start_late:
-            return 0
-        lo, hi = 0, min(c, self._latest + 1)  # invariant: starting at lo fits
+    def _latest_first(self, c: int) -> tuple[int, int]:
+        """(first, tokens): the latest start of the imaged range [first, c) that still
+        fits (0: none later), and the history's tokens with it."""
+        lo, hi = 0, min(c, self._latest + 1) if self.start_late else 1  # lo fits
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self._fits(*self.tokens_from(mid, c, exact=False)):
                 lo = mid
             else:
                 hi = mid
-        while lo > 0 and not self._fits(*self.tokens_from(lo, c, exact=True)):
+        while lo > 0:
+            tokens, pages = self.tokens_from(lo, c, exact=True)
+            if self._fits(tokens, pages):
+                return lo, tokens
             lo //= 2  # the estimate was optimistic: halve the shift until it fits
-        return lo
+        return 0, self.lossless_tokens(c)[0]
 
     def treated_tokens(self, treat: Treatment, c: int) -> tuple[int, int, list[RunText]]:
         """(estimated tokens, pages, run texts) when units [0, c) are imaged under ``treat``."""
@@ -333,9 +335,8 @@ class Planner:
                 hi = mid
             else:
                 lo = mid + 1
-        first = self._latest_first(hi)
+        first, tokens = self._latest_first(hi)
         runs = tuple(self.run_text(r, Treatment()) for r in self.runs_of(hi, first))
-        tokens = self.tokens_from(first, hi, exact=True)[0]
         return Plan(hi, runs, Treatment(), tokens, first=first)
 
     def moves(self, c: int) -> list[tuple[str, int, int]]:
