@@ -1,16 +1,17 @@
 """What every wire-format module shares: the error naming a message, the mapping test,
-tool-call arguments as an object, and the JSON of keys a wire dict sends that the
-estimate does not otherwise price."""
+inline bytes as base64 text, tool-call arguments as an object, and the JSON of keys a
+wire dict sends that the estimate does not otherwise price."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from glyphfold.errors import HistoryFormatError
 
-__all__ = ["args_object", "extra_keys", "fail", "is_mapping"]
+__all__ = ["args_object", "base64_text", "extra_keys", "fail", "is_mapping"]
 
 
 def fail(i: int, problem: str) -> HistoryFormatError:
@@ -21,6 +22,13 @@ def fail(i: int, problem: str) -> HistoryFormatError:
 def is_mapping(x: Any) -> TypeGuard[Mapping[str, Any]]:
     """True for a dict or any Mapping (fast path for plain dicts)."""
     return type(x) is dict or isinstance(x, Mapping)
+
+
+def base64_text(data: Any) -> str | None:
+    """Inline image data as base64 text: bytes are encoded, a string is kept, else None."""
+    if isinstance(data, bytes | bytearray):
+        return base64.b64encode(bytes(data)).decode("ascii")
+    return data if isinstance(data, str) else None
 
 
 def args_object(arguments: Any) -> Any:

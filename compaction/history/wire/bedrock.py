@@ -34,7 +34,13 @@ from glyphfold.compaction.history.model import (
     make_result,
     make_text,
 )
-from glyphfold.compaction.history.wire.base import args_object, extra_keys, fail, is_mapping
+from glyphfold.compaction.history.wire.base import (
+    args_object,
+    base64_text,
+    extra_keys,
+    fail,
+    is_mapping,
+)
 
 from glyphfold.errors import HistoryFormatError
 
@@ -107,19 +113,13 @@ def check_system(system: Any) -> str | None:
     return f"'system' must be a list of system content blocks, got {type(system).__name__}"
 
 
-def _b64(data: Any) -> str | None:
-    if isinstance(data, bytes | bytearray):
-        return base64.b64encode(bytes(data)).decode("ascii")
-    return data if isinstance(data, str) else None
-
-
 # --------------------------------------------------------------------------- parsing
 
 
 def _parse_image(b: Mapping[str, Any]) -> Block:
     img = b["image"]
     src = img.get("source") if is_mapping(img) else None
-    data = _b64(src.get("bytes")) if is_mapping(src) else None
+    data = base64_text(src.get("bytes")) if is_mapping(src) else None
     fmt = img.get("format") if is_mapping(img) else None
     if data and isinstance(fmt, str):
         return Image(f"image/{fmt}", data=data, raw=b)

@@ -17,7 +17,6 @@ call of its name in the content before it. Synthetic ids are never written back.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,7 +34,13 @@ from glyphfold.compaction.history.model import (
     make_result,
     make_text,
 )
-from glyphfold.compaction.history.wire.base import args_object, extra_keys, fail, is_mapping
+from glyphfold.compaction.history.wire.base import (
+    args_object,
+    base64_text,
+    extra_keys,
+    fail,
+    is_mapping,
+)
 
 from glyphfold.errors import HistoryFormatError
 
@@ -89,12 +94,6 @@ def _key(d: Mapping[str, Any], key: str) -> str:
     return camel if camel is not None and camel in d and key not in d else key
 
 
-def _b64(data: Any) -> str | None:
-    if isinstance(data, bytes | bytearray):
-        return base64.b64encode(bytes(data)).decode("ascii")
-    return data if isinstance(data, str) else None
-
-
 # --------------------------------------------------------------------------- parsing
 
 
@@ -102,7 +101,7 @@ def _parse_media(i: int, part: Mapping[str, Any]) -> Block | None:
     inline = _get(part, "inline_data")
     if is_mapping(inline):
         mime = _get(inline, "mime_type")
-        data = _b64(inline.get("data"))
+        data = base64_text(inline.get("data"))
         if isinstance(mime, str) and mime.startswith("image/") and data:
             return Image(mime, data=data, raw=part)
         return Unknown(part)
