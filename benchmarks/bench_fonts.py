@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import freetype
 import pytest
+
 from glyphfold.fonts.pixel import build, bundled_fonts
 
 MONO = freetype.FT_LOAD_RENDER | freetype.FT_LOAD_TARGET_MONO

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from glyphfold.compaction.history.events import EventBus
 from glyphfold.compaction.history.evict import EvictingHistory
 from glyphfold.compaction.history.messages import to_canonical

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glyphfold.compaction.ladder.api import recover
 
+from glyphfold.compaction.ladder.api import recover
 from glyphfold.samples.demo_session import demo_session
 
 TARGET_CHARS = 1_000_000

@@ -15,10 +15,10 @@ import io
 
 import numpy as np
 import pytest
-from glyphfold.render.profiles import cost, get_profile, profile_names
 from PIL import Image
 
 from glyphfold import legibility as L
+from glyphfold.render.profiles import cost, get_profile, profile_names
 
 VISION = [n for n in profile_names() if get_profile(n).vision]
 

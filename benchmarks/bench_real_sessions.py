@@ -31,9 +31,8 @@ from glyphfold.compaction.history.steps import split_regions
 from glyphfold.compaction.history.tokens import token_costs
 from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import compact, floor_tokens, recover
-from glyphfold.render.profiles import get_profile
-
 from glyphfold.errors import ContextOverflowError, GlyphfoldError
+from glyphfold.render.profiles import get_profile
 
 CALLS = ("c50", "c20", "rec")
 

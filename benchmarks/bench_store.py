@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+
 from glyphfold.compaction.store import open_store
 
 _PGSERVER = Path(__file__).resolve().parents[1] / "tests" / "store" / "pgserver.py"

@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
         subscribe,
     )
     from glyphfold.compaction.history.evict import EvictingHistory
-    from glyphfold.compaction.history.loop import LoopGuard
+    from glyphfold.compaction.history.loop_guard import LoopGuard
     from glyphfold.compaction.history.messages import (
         FORMATS,
         History,
@@ -144,7 +144,7 @@ _LAZY: dict[str, str] = {
     "recover_from_overflow": "glyphfold.compaction.history.trim",
     "is_context_overflow_error": "glyphfold.compaction.history.overflow",
     "EvictingHistory": "glyphfold.compaction.history.evict",
-    "LoopGuard": "glyphfold.compaction.history.loop",
+    "LoopGuard": "glyphfold.compaction.history.loop_guard",
     "bound_tool_result": "glyphfold.compaction.history.turns",
     "convert_history": "glyphfold.compaction.history.convert",
     "prepare_request": "glyphfold.compaction.history.request",

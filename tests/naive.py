@@ -14,6 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from glyphfold.render import codes as K
 from glyphfold.render.emoji import FOLD
 from glyphfold.render.layout import RULES, classify

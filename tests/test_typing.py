@@ -49,16 +49,10 @@ def test_every_lazy_name_is_visible_to_type_checkers():
 
 
 @pytest.fixture(scope="module")
-def staged(tmp_path_factory):
-    """The installed layout (render/, fonts/, compaction/ as glyphfold.*) as symlinks, so mypy
-    checks this checkout whatever kind of install is active."""
-    top = tmp_path_factory.mktemp("stage") / "glyphfold"
-    top.mkdir()
-    for entry in (ROOT / "glyphfold").iterdir():
-        (top / entry.name).symlink_to(entry)
-    for sub in ("render", "fonts", "compaction"):
-        (top / sub).symlink_to(ROOT / sub)
-    return top.parent
+def staged():
+    """The checkout: it has the installed layout (one glyphfold/ tree), so mypy checks this
+    checkout whatever kind of install is active."""
+    return ROOT
 
 
 def _mypy(staged: Path, target: Path, *flags: str) -> subprocess.CompletedProcess[str]:

@@ -39,7 +39,7 @@ def transcript_of(history: Any) -> str:
     """Return the transcript the snapshot rung would image for the whole of ``history``."""
     from glyphfold.compaction.history.messages import to_canonical
     from glyphfold.compaction.ladder.rungs.elide import tool_names
-    from glyphfold.compaction.ladder.rungs.snapshot_source import serialise
+    from glyphfold.compaction.ladder.rungs.snapshot.source import serialise
     from glyphfold.compaction.ladder.transcript import TranscriptConfig
 
     h = to_canonical(history)

@@ -82,11 +82,11 @@ def _project_files() -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for pkg, prefix in (
         ("glyphfold", "glyphfold"),
-        ("glyphfold.compaction.history", "compaction/history"),
-        ("glyphfold.compaction.ladder", "compaction/ladder"),
-        ("glyphfold.compaction.ladder.rungs", "compaction/ladder/rungs"),
-        ("glyphfold.render", "render"),
-        ("glyphfold.fonts", "fonts"),
+        ("glyphfold.compaction.history", "glyphfold/compaction/history"),
+        ("glyphfold.compaction.ladder", "glyphfold/compaction/ladder"),
+        ("glyphfold.compaction.ladder.rungs", "glyphfold/compaction/ladder/rungs"),
+        ("glyphfold.render", "glyphfold/render"),
+        ("glyphfold.fonts", "glyphfold/fonts"),
     ):
         try:
             root = importlib.resources.files(pkg)

@@ -17,7 +17,7 @@ from typing import Any
 
 import glyphfold
 from glyphfold.errors import ContextOverflowError, GlyphfoldError
-from glyphfold.serve.cache import CachedFit, FitCache, prefix_hashes
+from glyphfold.serve.prefix_cache import CachedFit, FitCache, prefix_hashes
 from glyphfold.serve.providers import Endpoint, history_items, with_items
 from glyphfold.serve.windows import ModelResolution
 

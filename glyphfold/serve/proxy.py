@@ -14,11 +14,11 @@ from starlette.responses import Response
 
 import glyphfold
 from glyphfold.errors import GlyphfoldError
-from glyphfold.serve.cache import FitCache
 from glyphfold.serve.config import ServeConfig
 from glyphfold.serve.eventlog import EventLog
 from glyphfold.serve.fit import Fit, FitContext, fit_request, price, recover_request
 from glyphfold.serve.metrics import Metrics
+from glyphfold.serve.prefix_cache import FitCache
 from glyphfold.serve.providers import ANTHROPIC, OPENAI, Endpoint, error_body
 from glyphfold.serve.recorder import CONVERSATION_HEADER, Recorder, conversation_key, final_reply
 from glyphfold.serve.relay import (

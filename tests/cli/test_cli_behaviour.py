@@ -12,10 +12,10 @@ import sys
 
 import pytest
 from cli_helpers import ORPHAN, run, write
-from glyphfold.compaction.history.validate import find_violations
 
 import glyphfold
 from glyphfold import cli
+from glyphfold.compaction.history.validate import find_violations
 
 # --------------------------------------------------------------------------- exit codes
 

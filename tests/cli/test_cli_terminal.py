@@ -10,9 +10,9 @@ import json
 
 import pytest
 from cli_helpers import run, write
-from glyphfold.compaction.store import open_store
 
 from glyphfold.commands import store_view
+from glyphfold.compaction.store import open_store
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b]8;;http://x\x1b\\link\x9b31m\u202edesrever\u2028tail"
 

@@ -19,17 +19,19 @@ def _pyproject() -> dict:
 
 
 def test_every_package_directory_is_installed():
+    """Every folder with an ``__init__.py`` under glyphfold/ is a package the wheel holds:
+    one import package, no package-dir mapping (a checkout imports the same tree)."""
+    from setuptools import find_packages
+
     setup = _pyproject()["tool"]["setuptools"]
-    listed = set(setup["packages"])
-    found = set()
-    for name, folder in setup["package-dir"].items():
-        base = ROOT / folder
-        for init in base.rglob("__init__.py"):
-            rel = init.parent.relative_to(base)
-            found.add(".".join([name, *rel.parts]))
-    # a mapped package found under another mapping's folder is the same package
-    assert found - listed == set(), "add these to [tool.setuptools] packages"
-    assert listed - found == set(), "listed but not in the tree"
+    assert "package-dir" not in setup, "a mapping makes the checkout shadow the install"
+    found = set(find_packages(str(ROOT), include=setup["packages"]["find"]["include"]))
+    on_disk = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "glyphfold").rglob("__init__.py")
+    }
+    assert on_disk - found == set(), "not discovered by [tool.setuptools.packages.find]"
+    assert found == on_disk
 
 
 def test_metadata_points_at_files_that_exist():

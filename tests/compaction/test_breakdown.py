@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from glyphfold.compaction.history.breakdown import KINDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glyphfold import RoleTokens, estimate_history_tokens, token_breakdown
+from glyphfold.compaction.history.breakdown import KINDS
 from glyphfold.errors import InputError
 from tests.compaction.core_histories import png_b64, snapshot, wire_histories
 

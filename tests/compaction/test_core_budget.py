@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from core_histories import render, simple_plan, snapshot
+
 from glyphfold.compaction.history.budget import (
     DEFAULT_BUDGET_TOKENS,
     BudgetConfig,
@@ -13,7 +14,6 @@ from glyphfold.compaction.history.budget import (
     resolve_capacity,
 )
 from glyphfold.compaction.history.tokens import estimate_history_tokens
-
 from glyphfold.errors import ContextOverflowError, InputError
 
 ON_10K = {"enabled": True, "max_tokens": 10_000}

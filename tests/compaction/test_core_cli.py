@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from core_histories import render, simple_plan, snapshot
-from glyphfold.compaction.history.turns import segment_turns
-from glyphfold.compaction.history.validate import validate_history
 
 from glyphfold.cli import main
+from glyphfold.compaction.history.turns import segment_turns
+from glyphfold.compaction.history.validate import validate_history
 
 
 def _write(tmp_path, name, obj):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from core_histories import png_b64, snapshot, wire_histories
+from hypothesis import HealthCheck, given, settings
+
 from glyphfold.compaction.history.convert import convert_history
 from glyphfold.compaction.history.messages import History, to_canonical
 from glyphfold.compaction.history.turns import pair_tool_calls
 from glyphfold.compaction.history.validate import validate_history
-from hypothesis import HealthCheck, given, settings
-
 from glyphfold.errors import InputError
 
 FAST = settings(

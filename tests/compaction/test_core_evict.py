@@ -6,14 +6,14 @@ import asyncio
 
 import pytest
 from core_histories import render, simple_plan, snapshot, wire_histories, wire_messages
-from glyphfold.compaction.history.events import EventBus, MessagesEvicted
-from glyphfold.compaction.history.evict import DEFAULT_MAX_SAFE_TOKENS, EvictingHistory
-from glyphfold.compaction.history.loop import LoopGuard
-from glyphfold.compaction.history.turns import pair_tool_calls
-from glyphfold.compaction.history.validate import validate_history
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from glyphfold.compaction.history.events import EventBus, MessagesEvicted
+from glyphfold.compaction.history.evict import DEFAULT_MAX_SAFE_TOKENS, EvictingHistory
+from glyphfold.compaction.history.loop_guard import LoopGuard
+from glyphfold.compaction.history.turns import pair_tool_calls
+from glyphfold.compaction.history.validate import validate_history
 from glyphfold.errors import HistoryFormatError, InputError
 
 FAST = settings(

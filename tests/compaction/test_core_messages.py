@@ -8,6 +8,9 @@ import io
 
 import pytest
 from core_histories import png_b64, snapshot, wire_histories, wire_messages
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from glyphfold.compaction.history.messages import (
     History,
     Image,
@@ -27,9 +30,6 @@ from glyphfold.compaction.history.messages import (
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.turns import segment_turns
 from glyphfold.compaction.history.validate import find_violations, validate_history
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from glyphfold.errors import HistoryFormatError
 
 FAST = settings(

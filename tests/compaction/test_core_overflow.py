@@ -6,6 +6,7 @@ import json
 
 import pytest
 from core_histories import snapshot
+
 from glyphfold.compaction.history.overflow import is_context_overflow_error
 
 OVERFLOWS = [

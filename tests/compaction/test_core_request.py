@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from core_histories import render, simple_plan, snapshot
+
 from glyphfold.compaction.history.budget import BudgetConfig
 from glyphfold.compaction.history.events import EventBus, HistoryTrimmed
 from glyphfold.compaction.history.request import prepare_request
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.validate import validate_history
-
 from glyphfold.errors import ContextOverflowError, InputError
 
 

@@ -7,6 +7,9 @@ import os
 
 import pytest
 from core_histories import png_b64, render, simple_plan, snapshot, wire_histories
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from glyphfold.compaction.history.messages import Image, ToolResult, to_canonical
 from glyphfold.compaction.history.tokens import (
     HeuristicCounter,
@@ -19,11 +22,8 @@ from glyphfold.compaction.history.tokens import (
     token_costs,
 )
 from glyphfold.compaction.history.turns import segment_turns
-from glyphfold.render.profiles import get_profile
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from glyphfold.errors import InputError, TokenizerUnavailableError
+from glyphfold.render.profiles import get_profile
 
 
 def test_four_chars_per_token_plus_four_per_message():

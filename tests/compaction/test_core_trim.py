@@ -6,6 +6,9 @@ import logging
 
 import pytest
 from core_histories import render, simple_plan, snapshot, wire_histories, wire_messages
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from glyphfold.compaction.history.events import EventBus, HistoryTrimmed
 from glyphfold.compaction.history.markers import BREADCRUMB, marker_kind
 from glyphfold.compaction.history.messages import History, Text, to_canonical
@@ -20,9 +23,6 @@ from glyphfold.compaction.history.trim import (
 )
 from glyphfold.compaction.history.turns import is_breadcrumb_text, pair_tool_calls, segment_turns
 from glyphfold.compaction.history.validate import validate_history
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from glyphfold.errors import ContextOverflowError, InputError
 
 FAST = settings(

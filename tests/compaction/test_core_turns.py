@@ -7,6 +7,9 @@ import re
 
 import pytest
 from core_histories import snapshot, wire_histories, wire_messages
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from glyphfold.compaction.history.events import EventBus, OrphansSwept
 from glyphfold.compaction.history.messages import ToolCall, ToolResult, to_canonical
 from glyphfold.compaction.history.turns import (
@@ -18,9 +21,6 @@ from glyphfold.compaction.history.turns import (
     sweep_orphans,
 )
 from glyphfold.compaction.history.validate import find_violations, validate_history
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from glyphfold.errors import InputError
 
 FAST = settings(

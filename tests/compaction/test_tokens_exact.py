@@ -23,6 +23,10 @@ import tiktoken
 import tiktoken.load
 import tiktoken.registry
 import tiktoken_ext.openai_public as openai_public
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import glyphfold
 from glyphfold.compaction.history.tokens import (
     BPE_ENCODINGS,
     BpeCounter,
@@ -32,10 +36,6 @@ from glyphfold.compaction.history.tokens import (
     estimate_history_tokens,
     token_costs,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-import glyphfold
 from glyphfold.errors import InputError, TokenizerUnavailableError
 
 

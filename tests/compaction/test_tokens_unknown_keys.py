@@ -12,6 +12,9 @@ import random
 
 import pytest
 from core_histories import wire_histories, wire_messages
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from glyphfold.compaction.history.messages import ToolResult, to_canonical
 from glyphfold.compaction.history.tokens import (
     estimate_history_tokens,
@@ -20,8 +23,6 @@ from glyphfold.compaction.history.tokens import (
 )
 from glyphfold.compaction.history.trim import trim_history
 from glyphfold.compaction.history.turns import segment_turns
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 MEGABYTE = "x" * 1_000_000
 

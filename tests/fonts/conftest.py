@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from glyphfold.fonts.pixel import build, bundled_fonts
 
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from glyphfold.fonts.pixel import build, bundled_fonts
 
 from .conftest import BuiltFont

@@ -6,12 +6,12 @@ import tomllib
 import unicodedata
 from pathlib import Path
 
-import glyphfold.fonts.pixel as pixel
 import numpy as np
 import pytest
-from glyphfold.fonts.pixel import build, bundled_font, bundled_fonts
 
+import glyphfold.fonts.pixel as pixel
 from glyphfold.errors import FontNotFoundError
+from glyphfold.fonts.pixel import build, bundled_font, bundled_fonts
 
 from .conftest import BuiltFont
 

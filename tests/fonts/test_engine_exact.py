@@ -6,8 +6,9 @@ import io
 
 import numpy as np
 import pytest
-from glyphfold.render.shapes import SHAPES
 from PIL import Image
+
+from glyphfold.render.shapes import SHAPES
 
 from .conftest import built
 

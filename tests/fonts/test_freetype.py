@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import freetype
 import numpy as np
+
 from glyphfold.fonts.pixel.preview import glyph_bits, render_cells
 
 from .conftest import BuiltFont

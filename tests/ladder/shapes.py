@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
 from glyphfold.compaction.history.messages import (
     History,
     Image,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from glyphfold.compaction.history.validate import find_violations
 
 from glyphfold.cli import main
+from glyphfold.compaction.history.validate import find_violations
 
 
 @pytest.fixture

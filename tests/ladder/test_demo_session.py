@@ -6,8 +6,8 @@ import base64
 import json
 
 import pytest
-from glyphfold.compaction.history.images import image_info
 
+from glyphfold.compaction.history.images import image_info
 from glyphfold.samples.demo_session import demo_session, screenshot_png
 
 

@@ -12,6 +12,7 @@ import json
 
 import pytest
 import shapes
+
 from glyphfold.compaction.history.events import EventBus, HistoryTrimmed
 from glyphfold.compaction.history.markers import BREADCRUMB, marker_kind
 from glyphfold.compaction.history.messages import to_canonical
@@ -26,9 +27,8 @@ from glyphfold.compaction.ladder.api import (
     shake,
 )
 from glyphfold.compaction.ladder.transcript import plain_text
-from glyphfold.render.api import plan_text
-
 from glyphfold.errors import ContextOverflowError, EncodeError
+from glyphfold.render.api import plan_text
 
 PAGE = max(plan_text("x" * 20_000, profile="anthropic", reflow=True).page_tokens)
 CASES = [(name, fmt) for name in shapes.SHAPES for fmt in shapes.FORMATS]

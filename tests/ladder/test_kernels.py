@@ -8,12 +8,13 @@ from __future__ import annotations
 import io
 
 import pytest
+from PIL import Image
+
 from glyphfold.compaction.history.images import (
     decode_image_data,
     image_info,
     image_placeholder,
 )
-from glyphfold.compaction.ladder.factsheet import FactsheetConfig, extract_facts, format_factsheet
 from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed, ledger_to_json
 from glyphfold.compaction.ladder.rungs.notable import (
     ElideConfig,
@@ -21,6 +22,11 @@ from glyphfold.compaction.ladder.rungs.notable import (
     elision_stub,
     is_stub,
     notable_reason,
+)
+from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
+    FactsheetConfig,
+    extract_facts,
+    format_factsheet,
 )
 from glyphfold.compaction.ladder.transcript import (
     TranscriptBuilder,
@@ -30,7 +36,6 @@ from glyphfold.compaction.ladder.transcript import (
     plain_text,
     sanitise,
 )
-from PIL import Image
 
 CFG = ElideConfig()
 LONG = "x = 1\n" * 500

@@ -7,6 +7,8 @@ import copy
 import json
 
 import pytest
+
+import glyphfold
 from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, SummaryFailed, default_bus
 from glyphfold.compaction.history.messages import to_canonical
 from glyphfold.compaction.history.tokens import estimate_history_tokens
@@ -15,8 +17,6 @@ from glyphfold.compaction.ladder.api import LadderConfig, compact, provider_mess
 from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
 from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
 from glyphfold.compaction.ladder.transcript import plain_text
-
-import glyphfold
 from glyphfold.errors import (
     ContextOverflowError,
     HistoryFormatError,

@@ -14,12 +14,12 @@ import json
 import sys
 from pathlib import Path
 
-from glyphfold.compaction.history.tokens import estimate_history_tokens
-from glyphfold.compaction.history.validate import find_violations
-from glyphfold.compaction.ladder.api import compact, recover
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.compaction.history.validate import find_violations
+from glyphfold.compaction.ladder.api import compact, recover
 from glyphfold.errors import ContextOverflowError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compaction"))

@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 import pytest
+
 from glyphfold.compaction.ladder.api import compact
 from glyphfold.compaction.ladder.transcript import plain_text
 
@@ -38,10 +39,11 @@ def _norm(s: str) -> str:
 
 def page_cer(ocr, page, source: str) -> float:
     """Character error rate of the first ROWS rows (COLS columns) of a page."""
+    from PIL import Image
+
     from glyphfold.render.api import resolve_setup
     from glyphfold.render.profiles import get_profile
     from glyphfold.render.shapes import get_shape
-    from PIL import Image
 
     img = Image.open(io.BytesIO(page.png)).convert("L")
     shape = get_shape(get_profile("anthropic").default_shape)

@@ -13,14 +13,14 @@ import json
 
 import pytest
 import shapes
-from glyphfold.compaction.history.messages import Text
-from glyphfold.compaction.history.tokens import estimate_history_tokens
-from glyphfold.compaction.history.validate import find_violations
-from glyphfold.compaction.ladder.api import floor_tokens, recover
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_in_turn import minimal, msgs_of
 
+from glyphfold.compaction.history.messages import Text
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.compaction.history.validate import find_violations
+from glyphfold.compaction.ladder.api import floor_tokens, recover
 from glyphfold.errors import ContextOverflowError
 
 RESULTS = st.sampled_from(["traceback", "listing", "short", "screenshot"])

@@ -7,11 +7,11 @@ import io
 
 import numpy as np
 import pytest
-from glyphfold.compaction.ladder.transcript import TranscriptBuilder, tool_output_spans
 from PIL import Image as PILImage
 from shapes import long_turn
 
 import glyphfold
+from glyphfold.compaction.ladder.transcript import TranscriptBuilder, tool_output_spans
 
 BUDGET = 6_000
 

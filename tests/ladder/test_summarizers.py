@@ -10,6 +10,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
+
 from glyphfold.compaction.ladder.summarizers import (
     SUMMARY_PROMPT,
     AnthropicSummarizer,
@@ -19,7 +20,6 @@ from glyphfold.compaction.ladder.summarizers import (
     chunk_text,
     summarize_bounded,
 )
-
 from glyphfold.errors import SummarizerError
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from glyphfold.compaction.history.markers import MARKER_KINDS
 
-ROOT = Path(__file__).resolve().parents[2] / "compaction"
+ROOT = Path(__file__).resolve().parents[2] / "glyphfold" / "compaction"
 ONLY_MARKERS = {"snapshot_ack", "bridge", "breadcrumb"}  # kinds that are no rung name
 
 

@@ -6,14 +6,14 @@ import io
 
 import numpy as np
 import pytest
-from glyphfold.render.api import render_text
-from glyphfold.render.profiles import get_profile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
 import glyphfold
 from glyphfold.errors import EncodeError, InputError, LayoutError, UnknownProfileError
+from glyphfold.render.api import render_text
+from glyphfold.render.profiles import get_profile
 
 
 def _render(text, **kw):
@@ -209,7 +209,6 @@ def test_margins_are_paper_around_the_naive_page(monkeypatch, dejavu, margin, bi
     """A page with an m-px margin is the naive page framed by m px of paper on every side,
     inside the same image size budget (the grid shrinks, the page does not grow)."""
     from glyphfold.render.api import atlas_for, resolve_setup
-
     from tests.naive import naive_blit, naive_layout
 
     monkeypatch.setenv("GLYPHFOLD_RENDER_BACKEND", backend_mode)
@@ -251,7 +250,6 @@ _TEXTS = st.lists(
 def test_pages_equal_the_naive_pipeline(dejavu, text, bits, reflow):
     """Decoded pages equal naive layout + naive blit, page by page (spans included)."""
     from glyphfold.render.api import atlas_for, resolve_setup
-
     from tests.naive import naive_blit, naive_layout
 
     kw = {"font": dejavu, "cell": "8x16", "page": "128x48", "bits": bits, "reflow": reflow}

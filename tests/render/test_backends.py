@@ -14,12 +14,12 @@ import subprocess
 import sys
 
 import pytest
-from glyphfold.render import backend
-from glyphfold.render.api import plan_text, render_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glyphfold.errors import InputError
+from glyphfold.render import backend
+from glyphfold.render.api import plan_text, render_text
 
 _PIECES = st.sampled_from(
     [

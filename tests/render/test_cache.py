@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from glyphfold.render import cache
+
+from glyphfold.render import cache_dir as cache
 
 PACKAGE_DIRS = [Path(__import__("glyphfold").__file__).parent]
 _RENDER_DIR = Path(__import__("glyphfold.render", fromlist=["x"]).__file__).parent
@@ -107,7 +108,7 @@ def test_install_render_uninstall_leaves_nothing(tmp_path):
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(root / name, src / name)
-    for name in ("glyphfold", "render", "fonts", "compaction"):
+    for name in ("glyphfold",):
         shutil.copytree(root / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
     venv = tmp_path / "venv"
     subprocess.run(
@@ -122,8 +123,10 @@ def test_install_render_uninstall_leaves_nothing(tmp_path):
     (site_packages,) = (venv / "lib").glob("python3*/site-packages")
     (site_packages / "_outer_site_packages.pth").write_text("\n".join(outer) + "\n")
     pip = [str(py), "-m", "pip", "-q", "--disable-pip-version-check"]
+    # the install alone: no PYTHONPATH pointing at a checkout
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_DISABLE_JIT", "PYTHONPATH")}
     # build isolation fetches setuptools + wheel from the package index
-    subprocess.run([*pip, "install", "--no-deps", str(src)], check=True, timeout=600)
+    subprocess.run([*pip, "install", "--no-deps", str(src)], check=True, timeout=600, env=env)
     site = Path(
         subprocess.run(
             [str(py), "-c", "import glyphfold, os; print(os.path.dirname(glyphfold.__file__))"],
@@ -131,10 +134,10 @@ def test_install_render_uninstall_leaves_nothing(tmp_path):
             text=True,
             check=True,
             cwd=tmp_path,
+            env=env,
         ).stdout.strip()
     )
     assert site.is_relative_to(venv)
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
     env.update(GLYPHFOLD_CACHE_DIR=str(tmp_path / "cache"), GLYPHFOLD_RENDER_BACKEND="numba")
     subprocess.run(
         [str(py), "-c", _CHILD, "2"], check=True, env=env, cwd=tmp_path, timeout=600,
@@ -149,7 +152,7 @@ def test_install_render_uninstall_leaves_nothing(tmp_path):
     )  # fmt: skip
     assert json.loads(bench.stdout)["speedup_vs_pillow"] > 0
     assert not _numba_files(site)
-    subprocess.run([*pip, "uninstall", "-y", "glyphfold"], check=True, timeout=300)
+    subprocess.run([*pip, "uninstall", "-y", "glyphfold"], check=True, timeout=300, env=env)
     assert not site.exists(), sorted(str(p) for p in site.rglob("*"))
 
 

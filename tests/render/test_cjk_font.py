@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+
 from glyphfold.fonts import resolve
 from glyphfold.render.api import render_text
 from glyphfold.render.atlas import clear_atlases

@@ -157,9 +157,8 @@ def test_bench_runs_and_reports_the_comparison(capsys):
 
 def test_bench_kernel_list_names_real_kernels():
     """Every kernel the fresh-process check inspects exists in the kernel module."""
-    from glyphfold.render import _kernels as K
-
     from glyphfold.commands._bench_fresh import KERNELS
+    from glyphfold.render import _kernels as K
 
     for name in KERNELS:
         assert callable(getattr(K, name, None)), name

@@ -6,13 +6,13 @@ import itertools
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from glyphfold.render import backend
 from glyphfold.render.api import plan_text, render_text
 from glyphfold.render.collapse import collapse_whitespace
 from glyphfold.render.layout import layout_text
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.naive import naive_collapse
 
 _PIECES = st.sampled_from(

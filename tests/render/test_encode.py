@@ -7,11 +7,11 @@ import io
 
 import numpy as np
 import pytest
-from glyphfold.render.atlas import quantize
-from glyphfold.render.encode import DEFLATE_NAME, encode_png, to_base64, to_data_url
 from PIL import Image
 
 from glyphfold.errors import EncodeError
+from glyphfold.render.atlas import quantize
+from glyphfold.render.encode import DEFLATE_NAME, encode_png, to_base64, to_data_url
 
 
 def _decode(png: bytes) -> np.ndarray:

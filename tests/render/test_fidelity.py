@@ -12,9 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from PIL import Image
+
 from glyphfold.render.api import render_text
 from glyphfold.render.atlas import clear_atlases
-from PIL import Image
 
 NFD_TEXTS = [
     "nai\u0308ve cafe\u0301\n",

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from glyphfold.fonts import resolve
-from glyphfold.fonts.raster import FontFace, Rasterizer
 
 from glyphfold.errors import FontNotFoundError
+from glyphfold.fonts import resolve
+from glyphfold.fonts.raster import FontFace, Rasterizer
 from tests.render.conftest import write_bdf
 
 GLYPH_A = [

@@ -6,12 +6,12 @@ import io
 
 import numpy as np
 import pytest
-from glyphfold.render import backend
-from glyphfold.render.api import plan_text, render_text
-from glyphfold.render.ink import ink_levels
 from PIL import Image
 
 from glyphfold.errors import InputError
+from glyphfold.render import backend
+from glyphfold.render.api import plan_text, render_text
+from glyphfold.render.ink import ink_levels
 
 TEXT = (
     "[user] please look at the log\n"

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from glyphfold.render import _kernels as K
 from glyphfold.render import vector
 from glyphfold.render.atlas import Atlas
 from glyphfold.render.layout import layout_text, to_codepoints
 from glyphfold.render.page import blit
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from tests.naive import naive_blit, naive_pack
 
 PATHS = pytest.mark.parametrize("kernels", [True, False], ids=["numba", "numpy"])

@@ -6,12 +6,12 @@ import itertools
 
 import numpy as np
 import pytest
-from glyphfold.render import codes as K
-from glyphfold.render.layout import LayoutConfig, layout_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glyphfold.errors import LayoutError
+from glyphfold.render import codes as K
+from glyphfold.render.layout import LayoutConfig, layout_text
 from tests.naive import naive_layout
 
 CONT, NL = 0x21AA, 0x21B5

@@ -394,7 +394,6 @@ def test_legibility_command_without_the_ocr_extra(monkeypatch, capsys):
 def test_density_of_snapshot_pages_on_a_session():
     """Density report: chars per image token and tokens saved, from a real compaction."""
     from glyphfold.compaction.history.tokens import BpeCounter
-
     from glyphfold.legibility import density as D
     from glyphfold.samples.demo_session import demo_session
 

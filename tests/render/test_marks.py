@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+
 from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
 from glyphfold.render.atlas import Atlas, mark_stand_in
 from glyphfold.render.layout import DEFAULT_CONTINUATION, DEFAULT_NEWLINE
 from glyphfold.render.shapes import SHAPES
-
 from tests.render.conftest import write_bdf
 
 

@@ -10,6 +10,8 @@ import dataclasses
 import math
 
 import pytest
+
+from glyphfold.errors import UnknownProfileError
 from glyphfold.render import profiles as P
 from glyphfold.render.profiles import (
     AreaPricing,
@@ -19,8 +21,6 @@ from glyphfold.render.profiles import (
     get_profile,
     profile_names,
 )
-
-from glyphfold.errors import UnknownProfileError
 
 CONTRACT_NAMES = [
     "anthropic",

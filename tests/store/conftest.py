@@ -14,8 +14,9 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from glyphfold.compaction.store import Store, open_store
 from pgserver import URL_ENV, pg_bin, start, stop
+
+from glyphfold.compaction.store import Store, open_store
 
 
 def _pg_required() -> bool:

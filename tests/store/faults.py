@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+
 from glyphfold.compaction.store import canon, open_backend, schema
 
 

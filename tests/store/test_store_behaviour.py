@@ -10,13 +10,13 @@ import threading
 
 import psycopg
 import pytest
+from histories import anthropic_turn, openai_turn
+
 from glyphfold.compaction.history.events import EventBus
 from glyphfold.compaction.history.messages import to_canonical
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.validate import validate_history
 from glyphfold.compaction.store import CheckpointDropped, open_store
-from histories import anthropic_turn, openai_turn
-
 from glyphfold.errors import (
     ConflictError,
     HistoryFormatError,

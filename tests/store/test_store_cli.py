@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from glyphfold.compaction.history.convert import convert_history
-from glyphfold.compaction.history.validate import validate_history
-from glyphfold.compaction.store import open_store
 from histories import openai_turn
 
 from glyphfold import cli
+from glyphfold.compaction.history.convert import convert_history
+from glyphfold.compaction.history.validate import validate_history
+from glyphfold.compaction.store import open_store
 
 MINE = ("tree", "sessions", "export", "import")
 

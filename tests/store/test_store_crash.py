@@ -16,8 +16,9 @@ from collections import Counter
 
 import pytest
 from faults import OLD_TEXT, old_store
-from glyphfold.compaction.store import open_backend, open_store
 from writer import crash_turn, import_history_of
+
+from glyphfold.compaction.store import open_backend, open_store
 
 KILLS = 30
 IMPORT_TURNS = 40  # an import long enough for kills to land inside it

@@ -22,10 +22,10 @@ from faults import (
     small_disk,
     wide_turn,
 )
-from glyphfold.compaction.store import open_store, schema
 from histories import openai_turn
 
 from glyphfold import cli
+from glyphfold.compaction.store import open_store, schema
 from glyphfold.errors import CorruptStoreError, StoreError
 
 # -- damaged SQLite pages -----------------------------------------------------------------

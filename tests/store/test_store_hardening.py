@@ -15,9 +15,9 @@ import time
 
 import pytest
 from faults import execute, hung_writer, incompressible_ids, wide_turn
-from glyphfold.compaction.store import open_store
 from histories import openai_turn
 
+from glyphfold.compaction.store import open_store
 from glyphfold.errors import (
     CorruptStoreError,
     InputError,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from glyphfold.compaction.ladder.ledger import ledger_to_json
 from histories import openai_turn
 
 import glyphfold
+from glyphfold.compaction.ladder.ledger import ledger_to_json
 
 
 def _long_turn(n: int) -> list[dict]:

@@ -10,8 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from glyphfold.compaction.store import open_store
 from writer import COMPACT_EVERY, IMPORT_EVERY, IMPORT_TURNS, import_history_of
+
+from glyphfold.compaction.store import open_store
 
 WRITER = Path(__file__).with_name("writer.py")
 WORKERS = 8

@@ -5,8 +5,6 @@ from __future__ import annotations
 import itertools
 
 import hypothesis.strategies as st
-from glyphfold.compaction.history.validate import validate_history
-from glyphfold.compaction.store import open_store
 from histories import openai_turn
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import (
@@ -17,6 +15,8 @@ from hypothesis.stateful import (
     rule,
 )
 
+from glyphfold.compaction.history.validate import validate_history
+from glyphfold.compaction.store import open_store
 from glyphfold.errors import NotFoundError
 
 

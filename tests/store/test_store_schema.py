@@ -6,9 +6,9 @@ import hashlib
 import sqlite3
 
 import pytest
-from glyphfold.compaction.store import open_backend, open_store, schema
 from histories import openai_turn
 
+from glyphfold.compaction.store import open_backend, open_store, schema
 from glyphfold.errors import StoreError
 
 

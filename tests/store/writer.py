@@ -14,7 +14,6 @@ import random
 import sys
 
 from glyphfold.compaction.store import open_store
-
 from glyphfold.errors import ConflictError
 
 COMPACT_EVERY = 10

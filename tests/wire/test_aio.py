@@ -6,10 +6,10 @@ import asyncio
 import threading
 import time
 
-from glyphfold.render.api import render_text
 from wire_samples import responses_history
 
 import glyphfold
+from glyphfold.render.api import render_text
 
 
 def _run_with_ticker(coro_factory):

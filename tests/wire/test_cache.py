@@ -6,12 +6,12 @@ import copy
 import json
 
 import pytest
-from glyphfold.compaction.history.convert import convert_history
-from glyphfold.compaction.history.validate import count_breakpoints, find_violations
 from sdk_mocks import ANTHROPIC_REPLY, Capture, anthropic_client, send_bedrock
 from wire_samples import bedrock_history
 
 import glyphfold
+from glyphfold.compaction.history.convert import convert_history
+from glyphfold.compaction.history.validate import count_breakpoints, find_violations
 
 EPHEMERAL = {"type": "ephemeral"}
 

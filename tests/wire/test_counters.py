@@ -7,6 +7,10 @@ checked (whole request: messages, system, tools, images; no x_glyphfold), nothin
 from __future__ import annotations
 
 import pytest
+from sdk_mocks import Capture, anthropic_client, bedrock_client, genai_client, openai_client
+from wire_samples import bedrock_history
+
+import glyphfold
 from glyphfold.compaction.history.convert import convert_history
 from glyphfold.compaction.history.counters import (
     AnthropicRequestCounter,
@@ -17,10 +21,6 @@ from glyphfold.compaction.history.counters import (
     RequestCounter,
     calibrated_budget,
 )
-from sdk_mocks import Capture, anthropic_client, bedrock_client, genai_client, openai_client
-from wire_samples import bedrock_history
-
-import glyphfold
 
 TOOLS = [
     {

@@ -13,12 +13,12 @@ import dataclasses
 import json
 
 import pytest
-from glyphfold.compaction.history.messages import detect_format, to_canonical, to_wire
-from glyphfold.compaction.history.validate import find_violations
 from sdk_mocks import send_bedrock, send_gemini, send_responses
 from wire_samples import BUILDERS
 
 import glyphfold
+from glyphfold.compaction.history.messages import detect_format, to_canonical, to_wire
+from glyphfold.compaction.history.validate import find_violations
 
 KEYS = {"responses": "input", "gemini": "contents", "bedrock": "messages"}
 PROFILES = {"responses": "openai", "gemini": "gemini-2", "bedrock": "anthropic"}

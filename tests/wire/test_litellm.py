@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from glyphfold.compaction.history.messages import detect_format
-from glyphfold.compaction.history.overflow import is_context_overflow_error
-from glyphfold.compaction.history.validate import find_violations
 from wire_samples import big_text
 
 import glyphfold
+from glyphfold.compaction.history.messages import detect_format
+from glyphfold.compaction.history.overflow import is_context_overflow_error
+from glyphfold.compaction.history.validate import find_violations
 
 
 @pytest.mark.slow

@@ -6,13 +6,13 @@ import copy
 import json
 
 import pytest
-from glyphfold.compaction.history.messages import ToolCall, ToolResult, to_canonical
-from glyphfold.compaction.history.validate import find_violations
 from pydantic import TypeAdapter
 from sdk_mocks import ANTHROPIC_REPLY, Capture, anthropic_client, send_responses
 from wire_samples import PNG_B64, big_text, responses_history
 
 import glyphfold
+from glyphfold.compaction.history.messages import ToolCall, ToolResult, to_canonical
+from glyphfold.compaction.history.validate import find_violations
 
 
 def mcp_history(turns: int = 6, chars: int = 12_000) -> dict:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from glyphfold.compaction.history.overflow import is_context_overflow_error
 
 import glyphfold
+from glyphfold.compaction.history.overflow import is_context_overflow_error
 
 
 def _http_error(module, cls_name, status, body):

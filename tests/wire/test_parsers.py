@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
+import glyphfold
 from glyphfold.compaction.history.messages import Text, ToolCall, ToolResult, to_canonical, to_wire
 from glyphfold.compaction.history.turns import pair_tool_calls, repair_orphans
 from glyphfold.compaction.history.validate import find_violations
-
-import glyphfold
 
 # --------------------------------------------------------------------------- Gemini
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from glyphfold.compaction.history.messages import detect_format, to_canonical
-from glyphfold.compaction.history.validate import find_violations
 from wire_samples import big_text
 
 import glyphfold
+from glyphfold.compaction.history.messages import detect_format, to_canonical
+from glyphfold.compaction.history.validate import find_violations
 
 
 def _is_plain(x) -> bool:

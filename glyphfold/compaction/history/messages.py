@@ -1,0 +1,333 @@
+"""The history model and the one way in and out of it: detect, parse, serialise, coerce.
+
+Every public function of the history core and of the ladder accepts either a
+*wire* history (what users already have: a list of message dicts or input items,
+or a request body such as ``{"system": ..., "messages": [...]}``, ``{"instructions":
+..., "input": [...]}`` or ``{"contents": [...]}``; SDK message objects too) or a canonical
+:class:`History`, and returns the kind it was given. :func:`coerce` is the one
+helper that does this. The model lives in :mod:`~glyphfold.compaction.history.model`
+(re-exported here), each wire format in :mod:`~glyphfold.compaction.history.wire`.
+
+The conversion is lossless: unknown keys (``cache_control``, ``name``, ``refusal``...)
+and unknown block types (``thinking``, ``document``, ``input_audio``...) are carried
+through untouched. A message that was not replaced comes back out as the very same
+dict object; a history that nothing changed comes back out as the very same
+container (SPEC §2.5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from glyphfold.compaction.history.images import image_size
+from glyphfold.compaction.history.model import (
+    ANTHROPIC,
+    BEDROCK,
+    BLOCK_TYPES,
+    EMPTY,
+    FORMATS,
+    GEMINI,
+    OPENAI,
+    RESPONSES,
+    TOOL_MESSAGE_FORMATS,
+    Block,
+    Format,
+    FrozenMapping,
+    History,
+    Image,
+    Message,
+    Role,
+    Text,
+    ToolCall,
+    ToolResult,
+    Unknown,
+    message_text,
+    new_message,
+)
+from glyphfold.compaction.history.wire import (
+    envelope_format,
+    message_signal,
+    messages_key,
+    parse_entries,
+    serialise_entries,
+    wire_format,
+)
+from glyphfold.compaction.history.wire.sdk import is_sdk_object, plain_history
+from glyphfold.errors import HistoryFormatError
+
+__all__ = [
+    "ANTHROPIC",
+    "BEDROCK",
+    "BLOCK_TYPES",
+    "EMPTY",
+    "FORMATS",
+    "GEMINI",
+    "OPENAI",
+    "RESPONSES",
+    "TOOL_MESSAGE_FORMATS",
+    "Block",
+    "Format",
+    "FormatArg",
+    "FrozenMapping",
+    "History",
+    "HistoryT",
+    "Image",
+    "Message",
+    "Role",
+    "Text",
+    "ToolCall",
+    "ToolResult",
+    "Unknown",
+    "WireHistory",
+    "coerce",
+    "detect_format",
+    "image_size",
+    "message_signal",
+    "message_text",
+    "new_message",
+    "parse_message",
+    "to_canonical",
+    "to_wire",
+]
+
+
+# What the public functions take and give back: a canonical History, or a wire history
+# (a list of message dicts or SDK objects; a dict envelope such as Anthropic's
+# {"system", "messages"} or a request body). The result is of the kind given.
+HistoryT = TypeVar("HistoryT", History, list[Any], dict[str, Any])
+WireHistory: TypeAlias = list[Any] | dict[str, Any]
+FormatArg: TypeAlias = Literal["auto"] | Format
+
+
+def parse_message(format: str, i: int, m: Any) -> Message:
+    """Parse one wire message ``m`` (index ``i``, for errors) of the given format."""
+    return wire_format(format).parse_message(i, m)
+
+
+# --------------------------------------------------------------------------- format detection
+
+
+def detect_format(history: Any) -> str:
+    """Detect the wire format of a history; raise HistoryFormatError if mixed or malformed."""
+    if isinstance(history, History):
+        return history.format
+    history, _ = _plain(history)
+    messages, top_signal = _unwrap(history)
+    return _detect(history, messages, top_signal)
+
+
+def _detect(history: Any, messages: Sequence[Any], top_signal: str | None) -> str:
+    found: str | None = top_signal
+    found_at: int | None = None
+    for i, m in enumerate(messages):
+        s = message_signal(m)
+        if s is None:
+            continue
+        if found is None:
+            found, found_at = s, i
+        elif s != found:
+            where = "the request envelope" if found_at is None else f"message {found_at}"
+            msg = (
+                f"message {i}: mixed history: this message is {s} format but "
+                f"{where} is {found} format; convert it to one format"
+            )
+            raise HistoryFormatError(msg, index=i)
+    # Plain user/assistant text is valid in several formats; a bare list is most
+    # often OpenAI Chat Completions, a dict envelope with 'messages' most often Anthropic.
+    if found is None:
+        found = ANTHROPIC if isinstance(history, Mapping) else OPENAI
+    return found
+
+
+def _unwrap(history: Any) -> tuple[Sequence[Any], str | None]:
+    if isinstance(history, Mapping):
+        key = messages_key(history)
+        if key is None:
+            msg = (
+                "a dict history needs a 'messages' key (Anthropic or Bedrock "
+                "{'system': ..., 'messages': [...]}), 'input' (OpenAI Responses) or "
+                f"'contents' (Gemini), got keys {sorted(map(str, history))!r}"
+            )
+            raise HistoryFormatError(msg)
+        messages = history[key]
+        if key == "input" and isinstance(messages, str):  # Responses: input="text"
+            messages = [{"role": "user", "content": messages}]
+        if not isinstance(messages, list | tuple):
+            msg = f"{key!r} must be a list, got {type(messages).__name__}"
+            raise HistoryFormatError(msg)
+        top = envelope_format(history)
+        if key == "messages" and top not in (None, ANTHROPIC, BEDROCK):
+            top = None
+        return messages, top
+    if isinstance(history, list | tuple):
+        return history, None
+    msg = (
+        "a history must be a list of message dicts, a request dict ('messages', 'input' or "
+        f"'contents') or a glyphfold History, got {type(history).__name__}"
+    )
+    raise HistoryFormatError(msg)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _parse_auto(
+    history: Any, messages: Sequence[Any], top_signal: str | None
+) -> tuple[str, tuple[Message, ...]]:
+    """Detect and parse in one pass (the common case); fall back to two passes on a switch."""
+    guess = top_signal or (ANTHROPIC if isinstance(history, Mapping) else OPENAI)
+    fmt = wire_format(guess)
+    if fmt.parse_messages is not None:  # list-level formats: detect first (mixing raises)
+        name = _detect(history, messages, top_signal)
+        return name, parse_entries(wire_format(name), messages)
+    established = top_signal
+    parse = fmt.parse_message
+    out: list[Message] = []
+    signal = message_signal
+    for i, m in enumerate(messages):
+        s = signal(m)
+        if s is not None and s != established:
+            if established is not None or s != guess:
+                # mixed history (raises naming the index), or the guess was wrong:
+                # parse again with the detected format
+                name = _detect(history, messages, top_signal)
+                return name, parse_entries(wire_format(name), messages)
+            established = s
+        out.append(parse(i, m))
+    return guess, tuple(out)
+
+
+def _plain(history: Any) -> tuple[Any, bool]:
+    """The history with SDK objects turned into wire dicts (the input itself when plain)."""
+    if isinstance(history, Mapping):
+        key = messages_key(history)
+        entries = history.get(key) if key is not None else None
+        if isinstance(entries, list | tuple):
+            out, changed = plain_history(entries)
+            if changed:
+                d = dict(history)
+                d[key] = out
+                return d, True
+        return history, False
+    if isinstance(history, list | tuple):
+        out, changed = plain_history(history)
+        return (out, True) if changed else (history, False)
+    if is_sdk_object(history):
+        msg = (
+            f"a history is a list of messages, got one {type(history).__name__}; "
+            "pass a list of them"
+        )
+        raise HistoryFormatError(msg)
+    return history, False
+
+
+def to_canonical(history: Any, *, format: str = "auto") -> History:
+    """Parse a wire history (or pass a History through) into the canonical model.
+
+    ``format`` is ``"auto"`` or one of :data:`FORMATS`. SDK message objects (pydantic
+    models of the openai, anthropic, google-genai and litellm SDKs) are accepted and
+    come back as dicts. Raises :class:`HistoryFormatError` naming the message index
+    for malformed or mixed input.
+    """
+    if isinstance(history, History):
+        if format not in ("auto", history.format):
+            msg = f"history is {history.format} format, but format={format!r} was requested"
+            raise HistoryFormatError(msg)
+        return history
+    history, _ = _plain(history)
+    messages, top_signal = _unwrap(history)
+    if format == "auto":
+        fmt, parsed = _parse_auto(history, messages, top_signal)
+    elif format in FORMATS:
+        fmt = format
+        parsed = parse_entries(wire_format(fmt), messages)
+    else:
+        msg = f"format must be 'auto' or one of {', '.join(FORMATS)}, got {format!r}"
+        raise HistoryFormatError(msg)
+    h = _enveloped(history, fmt, parsed) if isinstance(history, Mapping) else History(fmt, parsed)
+    object.__setattr__(h, "_wire", history)
+    return h
+
+
+def _enveloped(history: Mapping[str, Any], fmt: str, parsed: tuple[Message, ...]) -> History:
+    wf = wire_format(fmt)
+    key = messages_key(history)
+    if key != wf.messages_key:
+        msg = f"a {wf.label} request keeps its messages under {wf.messages_key!r}, not {key!r}"
+        raise HistoryFormatError(msg)
+    if not wf.system_keys and "system" in history:
+        msg = "an OpenAI history keeps system prompts as messages, not a 'system' key"
+        raise HistoryFormatError(msg)
+    system_name = next((k for k in wf.system_keys if k in history), None)
+    system = history.get(system_name) if system_name is not None else None
+    problem = wf.check_system(system)
+    if problem is not None:
+        raise HistoryFormatError(problem)
+    skip = (key, system_name)
+    extra = MappingProxyType({k: v for k, v in history.items() if k not in skip})
+    meta: Mapping[str, Any] = EMPTY
+    if system_name is not None or isinstance(history.get(key), str):
+        meta = FrozenMapping(
+            {"_system_key": system_name or "", "_input_str": isinstance(history.get(key), str)}
+        )
+    return History(fmt, parsed, system, "dict", extra, meta)
+
+
+# --------------------------------------------------------------------------- serialising
+
+
+def to_wire(history: History) -> list[Any] | dict[str, Any]:
+    """Serialise a canonical History back to its wire format (list or dict envelope).
+
+    Unchanged messages come out as the very dicts they were parsed from; an
+    unchanged History comes out as the very container it was parsed from.
+    """
+    if not isinstance(history, History):
+        msg = f"to_wire needs a glyphfold History, got {type(history).__name__}"
+        raise HistoryFormatError(msg)
+    if history._wire is not None:
+        wire: list[Any] | dict[str, Any] = history._wire
+        return wire
+    wf = wire_format(history.format)
+    messages = serialise_entries(wf, history.messages)
+    if history.envelope == "list":
+        return messages
+    out: dict[str, Any] = {}
+    # an explicit "system": None in the input is carried through like any other key
+    system_key = history.meta.get("_system_key")
+    if not isinstance(system_key, str) or not system_key:
+        system_key = wf.system_keys[0] if wf.system_keys else None
+    if system_key is not None and (history.system is not None or history.meta.get("_system_key")):
+        out[system_key] = history.system
+    out.update(history.extra)
+    out[wf.messages_key] = messages
+    return out
+
+
+# ------------------------------------------------------------------ accept wire or canonical
+
+
+def coerce(history: Any, *, format: str = "auto") -> tuple[History, Callable[[History], Any]]:
+    """Parse ``history`` and return (canonical, restore).
+
+    ``restore(result)`` gives back the kind the caller passed in: a History for a
+    History; for wire input the very input object when ``result`` is the
+    unchanged parsed History, else ``to_wire(result)``.
+    """
+    if isinstance(history, History):
+        h = to_canonical(history, format=format)
+        return h, _identity
+    h = to_canonical(history, format=format)
+
+    def restore(result: History) -> Any:
+        if result is h:
+            return h._wire  # the input itself (SDK objects: the dicts they stand for)
+        return to_wire(result)
+
+    return h, restore
+
+
+def _identity(result: History) -> History:
+    return result

@@ -1,0 +1,153 @@
+"""The rung registry: every rung's name, cost class and how to build it, in one place.
+
+Adding a rung = its module under ``rungs/``, a field in :class:`LadderConfig` for its
+config, and one :class:`RungSpec` row in :data:`RUNGS` (the order of the rows is the
+ladder's order, cheapest first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from glyphfold.checks import check_int
+from glyphfold.compaction.ladder.loop import DEFAULT_TAIL_TOKENS
+from glyphfold.compaction.ladder.rungs.base import Rung
+from glyphfold.compaction.ladder.rungs.elide import Elide
+from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+from glyphfold.compaction.ladder.rungs.snapshot import Snapshot, SnapshotConfig
+from glyphfold.compaction.ladder.rungs.strip_images import StripConfig, StripImages
+from glyphfold.compaction.ladder.rungs.summary import Summary, SummaryConfig
+from glyphfold.compaction.ladder.rungs.trim import Trim
+from glyphfold.errors import InputError
+
+__all__ = [
+    "DEFAULT_RUNGS",
+    "MODEL_FREE_RUNGS",
+    "RUNGS",
+    "LadderConfig",
+    "RungName",
+    "RungSpec",
+    "build_rungs",
+]
+
+RungName: TypeAlias = Literal["elide", "strip", "snapshot", "summary", "trim"]
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    """The ladder's configuration: what every rung shares, then one config per rung.
+
+    ``tail_tokens``: the tail allowance. The tail (docs/ladder.md) is the newest step plus as
+    many newer-to-older steps as fit this many tokens, and never more than half of
+    what the target leaves after the head and the newest real user message; no rung
+    touches it. ``min_saving_tokens``: elision and image stripping do not act when
+    they cannot save this much, and save at least this much when they act (a
+    compaction that saves little still breaks the provider's prompt cache; 1,024 is
+    the smallest prefix Anthropic caches). ``/shake`` ignores it.
+    """
+
+    tail_tokens: int = DEFAULT_TAIL_TOKENS
+    min_saving_tokens: int = 1024
+    elide: ElideConfig = field(default_factory=ElideConfig)
+    strip: StripConfig = field(default_factory=StripConfig)
+    snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
+    summary: SummaryConfig = field(default_factory=SummaryConfig)
+
+    def __post_init__(self) -> None:
+        for name in ("tail_tokens", "min_saving_tokens"):
+            check_int(name, getattr(self, name), minimum=0, unit="tokens", error=ValueError)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    """What a rung may need beyond its config to be built."""
+
+    summarizer: Any = None
+    renderer: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class RungSpec:
+    """One registered rung: its class, whether it calls a model, how to build it.
+
+    ``build`` returns None when the rung cannot run with these options (the summary
+    rung without a summarizer).
+    """
+
+    name: RungName
+    cls: type
+    model_free: bool
+    build: Callable[[LadderConfig, BuildOptions], Rung | None]
+
+
+def _summary(cfg: LadderConfig, opts: BuildOptions) -> Rung | None:
+    return None if opts.summarizer is None else Summary(opts.summarizer, cfg.summary)
+
+
+RUNGS: dict[str, RungSpec] = {
+    spec.name: spec
+    for spec in (
+        RungSpec("elide", Elide, True, lambda cfg, _: Elide(cfg.elide)),
+        RungSpec("strip", StripImages, True, lambda cfg, _: StripImages(cfg.strip)),
+        RungSpec(
+            "snapshot",
+            Snapshot,
+            True,
+            lambda cfg, opts: Snapshot(cfg.snapshot, renderer=opts.renderer),
+        ),
+        RungSpec("summary", Summary, False, _summary),
+        RungSpec("trim", Trim, True, lambda cfg, _: Trim()),
+    )
+}
+DEFAULT_RUNGS: tuple[str, ...] = tuple(RUNGS)
+MODEL_FREE_RUNGS: tuple[str, ...] = tuple(n for n, s in RUNGS.items() if s.model_free)
+
+
+def rung_names(rungs: Sequence[Any] | str) -> list[Any]:
+    """A comma-separated string of names, or a sequence of names and rung objects, as a list."""
+    if isinstance(rungs, str):
+        return [r.strip() for r in rungs.split(",") if r.strip()]
+    return list(rungs)
+
+
+def build_rungs(
+    rungs: Sequence[Any] | str | None,
+    *,
+    config: LadderConfig,
+    allowed: tuple[str, ...],
+    summarizer: Any = None,
+    renderer: Any = None,
+) -> list[Rung]:
+    """The rung objects to run, in order.
+
+    ``rungs`` names (or gives) the rungs; None means every rung in ``allowed`` that
+    can be built. A named rung outside ``allowed`` is skipped; a rung that cannot be
+    built although the caller named it is an error.
+    """
+    explicit = rungs is not None
+    wanted = rung_names(rungs) if rungs is not None else list(allowed)
+    opts = BuildOptions(summarizer=summarizer, renderer=renderer)
+    out: list[Rung] = []
+    for r in wanted:
+        if not isinstance(r, str):
+            if not (hasattr(r, "apply") and hasattr(r, "name")):
+                msg = f"a rung must be a name in {list(RUNGS)} or an object with .apply, got {r!r}"
+                raise InputError(msg)
+            out.append(r)
+            continue
+        spec = RUNGS.get(r)
+        if spec is None:
+            msg = f"unknown rung {r!r}; valid rungs: {', '.join(RUNGS)}"
+            raise InputError(msg)
+        if r not in allowed:
+            continue
+        built = spec.build(config, opts)
+        if built is None:
+            if explicit:
+                msg = f"the {r} rung needs summarizer=...; pass one or drop {r!r}"
+                raise InputError(msg)
+            continue
+        out.append(built)
+    return out

@@ -1,0 +1,428 @@
+"""The snapshot planner: how much of the middle to image, and how to fit it (SPEC §5.6).
+
+The middle is a sequence of *units* (its steps, oldest first). Some are *kept*: they
+stay text where they are (the newest real user message, pinned steps); the others
+are imaged, in runs between kept units, one snapshot per run.
+
+1. Lossless first: image the fewest oldest units whose pages bring the history
+   under the target (the imaged prefix ``c``). Nothing is lost but legibility for a
+   reader without vision; every unit after ``c`` stays text. Then the imaged range
+   starts as late as the target allows (``first``): when the newest units of the
+   prefix save what the target needs, the older ones stay text (an elided result is
+   one short line, about as dear as pixels as it is as text), so the rung images no
+   more than the target needs (SPEC §5.6). The range always covers the units that
+   hold an earlier pass's snapshot: they are rendered again from source (SPEC §5.3).
+2. When even the whole middle as pages does not fit, the pages lose what matters
+   least first, oldest first, until they fit the room left (never more): tool output
+   under tighter head+tail caps (level by level), then tool output elided to stubs,
+   then whole assistant/tool steps, then user messages (the last thing pages lose).
+   The last unit that has to go is cut from its start rather than dropped whole, so
+   the pages fill the room they have.
+
+Prices come from :func:`glyphfold.render.api.plan_text` (the renderer's own page
+geometry), the per-message estimates of the ladder, and a factsheet bound per run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from glyphfold.compaction.ladder.rungs.snapshot.source import (
+    LEVELS,
+    Source,
+    cut_marker,
+    dropped_marker,
+    join,
+)
+
+__all__ = ["Plan", "Planner", "RunText", "Treatment", "Unit"]
+
+PlanFn = Callable[[str], Any]  # text -> glyphfold.render.api.TextPlan
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One middle step as the planner sees it."""
+
+    index: int  # position among the middle's steps
+    start: int  # first message index in the history
+    end: int
+    kept: bool  # stays text where it is
+    user: bool  # a real user message: the last thing pages lose
+    positions: tuple[int, ...]  # its messages' positions in the Source (imaged units)
+    cost: int  # tokens as text
+    earlier: bool = False  # holds an earlier pass's snapshot
+
+
+@dataclass(slots=True)
+class Treatment:
+    """How the imaged text is shortened: levels per message, dropped units, one cut."""
+
+    levels: dict[int, int] = field(default_factory=dict)  # Source position -> level
+    dropped: set[int] = field(default_factory=set)  # unit indices dropped whole
+    cut: tuple[int, int] | None = None  # (unit index, chars cut from its start)
+
+    @property
+    def lossless(self) -> bool:
+        return not self.levels and not self.dropped and self.cut is None
+
+
+@dataclass(frozen=True, slots=True)
+class RunText:
+    """The text of one snapshot: its units and where each unit's text lies."""
+
+    units: tuple[int, ...]
+    text: str
+    spans: dict[int, tuple[int, int]]  # unit index -> (start, end) in text; dropped: absent
+    all_dropped: bool  # every unit dropped: shown as text, no page
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the snapshot will do: units [first, imaged) imaged, as these runs."""
+
+    imaged: int
+    runs: tuple[RunText, ...]
+    treatment: Treatment
+    tokens: int  # the planner's estimate of the resulting history
+    loss: int = 0  # characters of transcript the treatment takes off the pages
+    first: int = 0  # the units before it stay text (a lossless plan that starts later)
+
+
+class Planner:
+    """Chooses the imaged prefix and the treatment that fit ``target`` tokens."""
+
+    def __init__(
+        self,
+        units: Sequence[Unit],
+        source: Source,
+        *,
+        fixed_tokens: int,
+        target: int,
+        page_cap: int,
+        plan: PlanFn,
+        overhead: Callable[[str], int],
+        start_late: bool = True,
+    ) -> None:
+        self.units = list(units)
+        self.source = source
+        self.fixed = fixed_tokens  # system + head + tail: always text
+        self.target = target
+        self.page_cap = page_cap
+        self._plan = plan
+        self._overhead = overhead  # text of a run -> guide + factsheet + bridges (tokens)
+        self.start_late = start_late  # a lossless plan may leave its oldest units as text
+        self._after = [0] * (len(self.units) + 1)  # tokens of units [c, m) as text
+        for k in range(len(self.units) - 1, -1, -1):
+            self._after[k] = self._after[k + 1] + self.units[k].cost
+        self._kept_before = [0]
+        self._text_before = [0]  # tokens of the units [0, k) that would be imaged
+        for u in self.units:
+            self._kept_before.append(self._kept_before[-1] + (u.cost if u.kept else 0))
+            self._text_before.append(self._text_before[-1] + (0 if u.kept else u.cost))
+        earlier = [u.index for u in self.units if u.earlier]
+        # a lossless plan images every earlier snapshot again, from its source
+        self._least = earlier[-1] + 1 if earlier else 1
+        self._latest = earlier[0] if earlier else len(self.units)  # no later first
+        self._full_plans: dict[tuple[int, ...], Any] = {}
+        self._overheads: dict[tuple[int, ...], int] = {}
+        self.full_runs = self.runs_of(len(self.units))
+        self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
+
+    # ------------------------------------------------------------------ texts
+
+    def runs_of(self, c: int, first: int = 0) -> list[tuple[int, ...]]:
+        """Runs of imaged units among [first, c): split at kept units."""
+        runs: list[list[int]] = []
+        cur: list[int] = []
+        for u in self.units[first:c]:
+            if u.kept:
+                if cur:
+                    runs.append(cur)
+                cur = []
+            else:
+                cur.append(u.index)
+        if cur:
+            runs.append(cur)
+        return [tuple(r) for r in runs]
+
+    def _unit_text(self, k: int, treat: Treatment) -> str:
+        levels = treat.levels
+        text, _ = join([self.source.piece(p, levels.get(p, 0)) for p in self.units[k].positions])
+        if treat.cut is not None and treat.cut[0] == k and text:
+            cut = min(treat.cut[1], len(text))
+            text = cut_marker(cut) + text[cut:]
+        return text
+
+    def run_text(self, run: tuple[int, ...], treat: Treatment) -> RunText:
+        """The text of ``run`` under ``treat``; dropped units leave one marker line per gap."""
+        pieces: list[str] = []
+        keys: list[int | None] = []
+        gap_msgs = gap_chars = 0
+        for k in run:
+            if not self.units[k].positions or not any(
+                self.source.piece(p) for p in self.units[k].positions
+            ):
+                continue  # a bridge or an acknowledgement: no text, nothing on the pages
+            if k in treat.dropped:
+                gap_msgs += len(self.units[k].positions)
+                gap_chars += len(self._unit_text(k, Treatment()))
+                continue
+            if gap_msgs:
+                pieces.append(dropped_marker(gap_msgs, gap_chars))
+                keys.append(None)
+                gap_msgs = gap_chars = 0
+            pieces.append(self._unit_text(k, treat))
+            keys.append(k)
+        if gap_msgs:
+            pieces.append(dropped_marker(gap_msgs, gap_chars))
+            keys.append(None)
+        text, spans = join(pieces)
+        by_unit = {k: s for k, s in zip(keys, spans, strict=True) if k is not None}
+        return RunText(run, text, by_unit, all(k in treat.dropped for k in run))
+
+    # ------------------------------------------------------------------ prices
+
+    def _full(self, run: tuple[int, ...]) -> tuple[RunText, Any]:
+        hit = self._full_plans.get(run)
+        if hit is None:
+            rt = self.run_text(run, Treatment())
+            hit = (rt, self._plan(rt.text))
+            self._full_plans[run] = hit
+            self._overheads[run] = self._overhead(rt.text)
+        return hit
+
+    def _pages(self, rt: RunText) -> tuple[int, int]:
+        """(image tokens, pages) of a run's text (a run that is all dropped: no page)."""
+        if rt.all_dropped or not rt.text:
+            return 0, 0
+        p = self._plan(rt.text)
+        return sum(p.page_tokens), len(p.page_tokens)
+
+    def _prefix_pages(self, run: tuple[int, ...], upto: int) -> tuple[int, int]:
+        """Pages of the first ``upto`` units of ``run`` at level 0, from the full run's plan."""
+        rt, plan = self._full(run)
+        # units without text (an acknowledgement) have no span: the last one that has
+        ends = [rt.spans[k][1] for k in run[:upto] if k in rt.spans]
+        if not ends:
+            return 0, 0
+        end = ends[-1]
+        starts = plan.page_starts
+        k = sum(1 for s in starts if s < end)
+        if k == 0:
+            return 0, 0
+        last = self._plan(rt.text[starts[k - 1] : end])
+        return sum(plan.page_tokens[: k - 1]) + sum(last.page_tokens[:1]), k
+
+    def lossless_tokens(self, c: int) -> tuple[int, int]:
+        """(estimated tokens, pages) when units [0, c) are imaged at level 0."""
+        tokens = self.fixed + self._after[c] + self._kept_before[c]
+        pages = 0
+        for run in self.runs_of(c):
+            whole = self._run_of[run[0]]
+            t, n = self._prefix_pages(whole, len(run))
+            self._full(whole)
+            tokens += t + self._overheads[whole]
+            pages += n
+        return tokens, pages
+
+    def _span_pages(self, whole: tuple[int, ...], run: tuple[int, ...]) -> tuple[int, int]:
+        """Estimated (image tokens, pages) of ``run``, a stretch of ``whole`` that does not
+        start at its first unit: its share of the pages of the whole run's plan."""
+        rt, plan = self._full(whole)
+        spans = [rt.spans[k] for k in run if k in rt.spans]
+        if not spans:
+            return 0, 0
+        a, b = spans[0][0], spans[-1][1]
+        starts = (*plan.page_starts, len(rt.text))
+        share = tokens = 0.0
+        for p, tok in enumerate(plan.page_tokens):
+            lo, hi = max(a, starts[p]), min(b, starts[p + 1])
+            if hi > lo:
+                frac = (hi - lo) / max(1, starts[p + 1] - starts[p])
+                share += frac
+                tokens += tok * frac
+        return int(tokens) + 1, max(1, math.ceil(share))
+
+    def tokens_from(self, first: int, c: int, *, exact: bool) -> tuple[int, int]:
+        """(tokens, pages) when units [first, c) are imaged at level 0 and those before
+        ``first`` stay text. ``exact=False`` prices a run cut at ``first`` by its share
+        of the whole run's pages (no layout); ``exact=True`` lays it out."""
+        if first == 0:
+            return self.lossless_tokens(c)
+        tokens = self.fixed + self._after[c] + self._kept_before[c] + self._text_before[first]
+        pages = 0
+        for run in self.runs_of(c, first):
+            whole = self._run_of[run[0]]
+            if run[0] == whole[0]:  # the run starts where it would: as lossless_tokens does
+                t, n = self._prefix_pages(whole, len(run))
+                tokens += t + self._overheads[whole]
+            elif exact:
+                rt = self.run_text(run, Treatment())
+                t, n = self._pages(rt)
+                tokens += t + self._overhead(rt.text)
+            else:
+                t, n = self._span_pages(whole, run)
+                tokens += t + self._overheads[whole]
+            pages += n
+        return tokens, pages
+
+    def _latest_first(self, c: int) -> tuple[int, int]:
+        """(first, tokens): the latest start of the imaged range [first, c) that still
+        fits (0: none later), and the history's tokens with it."""
+        lo, hi = 0, min(c, self._latest + 1) if self.start_late else 1  # lo fits
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self._fits(*self.tokens_from(mid, c, exact=False)):
+                lo = mid
+            else:
+                hi = mid
+        while lo > 0:
+            tokens, pages = self.tokens_from(lo, c, exact=True)
+            if self._fits(tokens, pages):
+                return lo, tokens
+            lo //= 2  # the estimate was optimistic: halve the shift until it fits
+        return 0, self.lossless_tokens(c)[0]
+
+    def treated_tokens(self, treat: Treatment, c: int) -> tuple[int, int, list[RunText]]:
+        """(estimated tokens, pages, run texts) when units [0, c) are imaged under ``treat``."""
+        tokens = self.fixed + self._after[c] + self._kept_before[c]
+        pages = 0
+        texts = []
+        for run in self.runs_of(c):
+            rt = self.run_text(run, treat)
+            t, n = self._pages(rt)
+            whole = self._run_of[run[0]]
+            self._full(whole)
+            tokens += t + self._overheads[whole]
+            if rt.all_dropped:
+                tokens += -(-len(rt.text) // 4)
+            pages += n
+            texts.append(rt)
+        return tokens, pages, texts
+
+    def _fits(self, tokens: int, pages: int) -> bool:
+        return tokens <= self.target and pages <= self.page_cap
+
+    # ------------------------------------------------------------------ search
+
+    def _widest(self) -> int:
+        """The widest imaged prefix whose level-0 pages stay within the page cap."""
+        m = len(self.units)
+        if self.lossless_tokens(m)[1] <= self.page_cap:
+            return m
+        lo, hi = 0, m  # pages grow with the prefix: invariant pages(lo) <= cap < pages(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.lossless_tokens(mid)[1] <= self.page_cap:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def lossless(self) -> Plan | None:
+        """The fewest oldest units whose pages fit, nothing lost; None when none does."""
+        hi = self._widest()  # more imaging saves tokens, up to what the page cap allows
+        if hi < self._least or not self._fits(*self.lossless_tokens(hi)):
+            return None
+        lo = self._least  # invariant: imaging [0, hi) fits
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._fits(*self.lossless_tokens(mid)):
+                hi = mid
+            else:
+                lo = mid + 1
+        first, tokens = self._latest_first(hi)
+        runs = tuple(self.run_text(r, Treatment()) for r in self.runs_of(hi, first))
+        return Plan(hi, runs, Treatment(), tokens, first=first)
+
+    def moves(self, c: int) -> list[tuple[str, int, int]]:
+        """The shortening moves of the prefix [0, c), in the order pages lose things (§5.6)."""
+        # a unit without text (a bridge, an acknowledgement) has nothing to lose
+        units = [u for u in self.units[:c] if not u.kept and self._unit_text(u.index, Treatment())]
+        tool = [p for u in units for p in u.positions if self.source.tool_output[p]]
+        out: list[tuple[str, int, int]] = []
+        for level in range(1, LEVELS + 2):  # LEVELS + 1: elided
+            out.extend(("level", p, level) for p in tool)
+        out.extend(("drop", u.index, 0) for u in units if not u.user)
+        out.extend(("drop", u.index, 0) for u in units if u.user)
+        return out
+
+    @staticmethod
+    def apply(moves: Sequence[tuple[str, int, int]], j: int) -> Treatment:
+        """The treatment after the first ``j`` moves."""
+        t = Treatment()
+        for kind, a, b in moves[:j]:
+            if kind == "level":
+                t.levels[a] = b
+            else:
+                t.dropped.add(a)
+        return t
+
+    def lossy(self, slack: int = 0) -> Plan | None:
+        """Shorten the imaged text until it fits, losing the least (``slack``: extra room).
+
+        The whole middle is imaged, unless the page cap binds: then also the widest
+        prefix within the cap (and one between), its newer steps kept as text; the
+        candidate that loses fewest characters wins.
+        """
+        m = len(self.units)
+        hi = self._widest()
+        best: Plan | None = None
+        for c in sorted({m, hi, (hi + m) // 2} - {0}, reverse=True):
+            plan = self._lossy_at(c, slack)
+            if plan is not None and (best is None or plan.loss < best.loss):
+                best = plan
+        return best
+
+    def _lossy_at(self, c: int, slack: int) -> Plan | None:
+        moves = self.moves(c)
+
+        def fits(t: Treatment) -> bool:
+            tokens, pages, _ = self.treated_tokens(t, c)
+            return self._fits(tokens - slack, pages)
+
+        if not moves or not fits(self.apply(moves, len(moves))):
+            return None
+        lo, hi = 0, len(moves)  # invariant: hi moves fit
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if fits(self.apply(moves, mid)):
+                hi = mid
+            else:
+                lo = mid + 1
+        treat = self.apply(moves, hi)
+        if hi and moves[hi - 1][0] == "drop":  # cut the last unit from its start instead
+            treat = self._refine_cut(moves, hi, moves[hi - 1][1], fits) or treat
+        tokens, _, texts = self.treated_tokens(treat, c)
+        whole = sum(len(self._unit_text(k, Treatment())) for rt in texts for k in rt.units)
+        loss = max(0, whole - sum(len(rt.text) for rt in texts))
+        return Plan(c, tuple(texts), treat, tokens - slack, loss)
+
+    def _refine_cut(
+        self,
+        moves: Sequence[tuple[str, int, int]],
+        j: int,
+        k: int,
+        fits: Callable[[Treatment], bool],
+    ) -> Treatment | None:
+        base = self.apply(moves, j - 1)
+        n = len(self._unit_text(k, base))
+        lo, hi = 1, n  # cutting everything is at least as short as dropping, up to the marker
+        if n == 0:
+            return None
+        base.cut = (k, hi)
+        if not fits(base):
+            return None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            base.cut = (k, mid)
+            if fits(base):
+                hi = mid
+            else:
+                lo = mid + 1
+        base.cut = (k, hi)
+        return base

@@ -1,0 +1,347 @@
+"""Text -> pages of cell codes, with provenance (source offsets per page and per row).
+
+Rules (what reaches the page, and what is *dropped by rule* and counted):
+
+* ``\\r\\n`` and lone ``\\r`` are line breaks like ``\\n`` (also U+0085, U+2028, U+2029).
+  Line structure is kept: every source line starts a new row. In ``reflow`` mode a
+  line break is instead drawn as one newline glyph and text keeps flowing.
+* Tabs expand to the next tab stop (every ``tab_size`` cells) of the row.
+* ANSI escape sequences (CSI ``ESC [ ... final``, OSC ``ESC ] ... BEL/ST``, and
+  two/three-character escapes) are stripped: counted under ``"ansi"``.
+* Other control characters (C0, DEL, C1, lone surrogates): dropped, ``"control"``.
+* Zero-width and bidirectional formatting characters (category Cf: ZWSP, ZWJ,
+  LRM/RLM, LRE..RLO, isolates, BOM, soft hyphen, tags) and variation selectors:
+  dropped, ``"format"``. They are invisible in the source too; a visible symbol
+  would add noise to every emoji sequence.
+* Combining marks (Mn/Me) never get a cell of their own (they cannot share a
+  fixed cell with their base in a monospace grid): counted under ``"combining"``.
+  Where Unicode has a precomposed letter for the base and its marks (NFC), the
+  base's cell shows that letter, so decomposed ``e`` + U+0301 still prints ``é``;
+  marks with no precomposed form are lost. NFC text (the norm) has almost none.
+* Emoji: see :mod:`glyphfold.render.emoji` (semantic ones fold to ASCII labels,
+  decorative ones are dropped, ``"emoji"``).
+* East Asian Wide/Fullwidth characters take two cells; the second holds
+  ``WIDE_CONT``. Everything else printable takes one cell.
+* A line longer than the row wraps; the next row starts with the continuation
+  mark (``CONTINUATION_CODEPOINT``, U+21AA ↪). Reflow mode wraps without it and
+  draws each line break as the newline mark (``NEWLINE_CODEPOINT``, U+258C ▌).
+  A wide glyph or a folded-emoji label never splits: it moves whole to the next row.
+
+Provenance: each row ``r`` of a page covers source offsets
+``[row_start[r], row_start[r + 1])`` (the last row ends at the page's end), pages
+cover ``[start, end)``; together the rows and pages tile the source exactly.
+"""
+
+from __future__ import annotations
+
+import threading
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from glyphfold.errors import LayoutError
+from glyphfold.render import backend, vector
+from glyphfold.render import codes as K
+from glyphfold.render.collapse import collapse_whitespace
+from glyphfold.render.emoji import FOLD, is_decorative
+
+# Same code points as glyphfold.fonts.pixel.CONTINUATION_CODEPOINT / NEWLINE_CODEPOINT
+# (the renderer passes those; layout stays importable without the font package).
+DEFAULT_CONTINUATION = 0x21AA  # ↪
+DEFAULT_NEWLINE = 0x258C  # ▌
+# A row must hold the continuation mark plus the longest folded-emoji label,
+# because labels wrap whole (they never split across rows).
+MIN_COLS = 12
+
+RULES: tuple[str, ...] = ("ansi", "control", "format", "emoji", "combining")
+
+_LINE_BREAKS = {0x0A: K.C_LF, 0x0D: K.C_CR, 0x85: K.C_LF, 0x2028: K.C_LF, 0x2029: K.C_LF}
+
+
+def classify(codepoint: int) -> int:
+    """Return the layout class of one code point (see ``codes.C_*``)."""
+    if codepoint in _LINE_BREAKS:
+        return _LINE_BREAKS[codepoint]
+    if codepoint == 0x09:
+        return K.C_TAB
+    if codepoint == 0x1B:
+        return K.C_ESC
+    if codepoint in FOLD:
+        return K.C_FOLD
+    if is_decorative(codepoint):
+        return K.C_DROP_EMOJI
+    ch = chr(codepoint)
+    cat = unicodedata.category(ch)
+    if cat in ("Cc", "Cs"):
+        return K.C_DROP_CONTROL
+    if cat == "Cf" or 0xFE00 <= codepoint <= 0xFE0F or 0xE0100 <= codepoint <= 0xE01EF:
+        return K.C_DROP_FORMAT
+    if cat in ("Mn", "Me"):
+        return K.C_DROP_COMBINING
+    if unicodedata.east_asian_width(ch) in ("W", "F"):
+        return K.C_WIDE
+    return K.C_NARROW
+
+
+# One process-wide table, filled lazily for the code points actually seen.
+_CLS = np.zeros(0x110000, dtype=np.uint8)
+_CLS_LOCK = threading.Lock()
+
+
+def class_table(cps: np.ndarray) -> np.ndarray:
+    """Return the class table with every code point of ``cps`` classified."""
+    todo = vector.unclassified(cps, _CLS)
+    if todo:
+        with _CLS_LOCK:
+            for cp in todo:
+                _CLS[cp] = classify(cp)
+    return _CLS
+
+
+def _fold_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    keys = sorted(FOLD)
+    off = [0]
+    chars: list[int] = []
+    for k in keys:
+        chars.extend(ord(c) for c in FOLD[k])
+        off.append(len(chars))
+    return (
+        np.array(keys, dtype=np.uint32),
+        np.array(off, dtype=np.int64),
+        np.array(chars, dtype=np.int32),
+    )
+
+
+FOLD_KEYS, FOLD_OFF, FOLD_CHARS = _fold_arrays()
+
+
+def to_codepoints(text: str) -> np.ndarray:
+    """Return the code points of ``text`` as uint32 (index i is ``text[i]``)."""
+    # surrogatepass keeps lone surrogates (from surrogateescape'd input) one-to-one
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def escape_bytes(cps: np.ndarray) -> set[int]:
+    """Offsets of the characters that ANSI escape sequences consume (ESC included)."""
+    inside: set[int] = set()
+    esc = np.flatnonzero(cps == 0x1B).tolist()
+    if not esc:
+        return inside
+    codes, n, end = cps.tolist(), int(cps.shape[0]), 0
+    for i in esc:
+        if i < end:  # an ESC inside the previous sequence (e.g. OSC's terminator)
+            continue
+        end = i + vector.ansi_len(codes, i, n)
+        inside.update(range(i, end))
+    return inside
+
+
+def compose_marks(cps: np.ndarray, marks: np.ndarray) -> np.ndarray:
+    """Return a copy of ``cps`` where each base before a run of ``marks`` is its NFC letter.
+
+    The marks themselves stay in place (layout drops and counts them); only the
+    base code point changes, so offsets and provenance are untouched. A base that
+    an ANSI escape sequence consumes (``ESC a``, a CSI's final ``m``) is no letter:
+    it stays, so the sequence is stripped whole.
+    """
+    out = cps.copy()
+    in_escape = escape_bytes(cps)
+    idx = marks.tolist()
+    k = 0
+    while k < len(idx):
+        start = end = idx[k]
+        while k < len(idx) and idx[k] == end:
+            k += 1
+            end += 1
+        if start == 0 or start - 1 in in_escape:
+            continue
+        run = "".join(map(chr, out[start - 1 : end].tolist()))
+        first = unicodedata.normalize("NFC", run)[0]
+        if ord(first) != out[start - 1] and unicodedata.category(first) not in ("Mn", "Me"):
+            out[start - 1] = ord(first)
+    return out
+
+
+@dataclass(frozen=True)
+class LayoutConfig:
+    """Grid geometry and rules of one layout."""
+
+    cols: int
+    rows: int
+    tab_size: int = 8
+    reflow: bool = False
+    continuation: int = DEFAULT_CONTINUATION
+    newline: int = DEFAULT_NEWLINE
+    collapse: bool = False  # fold whitespace first (glyphfold.render.collapse)
+
+    def __post_init__(self) -> None:
+        if self.cols < MIN_COLS:
+            msg = f"a page row must hold at least {MIN_COLS} cells, got {self.cols}; widen the page"
+            raise LayoutError(msg)
+        if self.rows < 1:
+            msg = f"a page must hold at least one row, got {self.rows}; make the page taller"
+            raise LayoutError(msg)
+        if not 1 <= self.tab_size <= 64:
+            msg = f"tab_size must be in 1..64, got {self.tab_size}"
+            raise LayoutError(msg)
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """One page of cells: ``grid[:n_rows]`` is printed, rows tile ``span``."""
+
+    grid: np.ndarray  # (rows, cols) int32 cell codes
+    n_rows: int
+    row_start: np.ndarray  # (n_rows,) int64 source offsets
+    span: tuple[int, int]
+    src: np.ndarray | None  # (rows, cols) int64 source offset per cell, -1 for none
+
+    def row_spans(self) -> list[tuple[int, int]]:
+        """Return the (start, end) source offsets of each printed row."""
+        starts = self.row_start[: self.n_rows].tolist()
+        starts[0] = self.span[0]
+        ends = [*starts[1:], self.span[1]]
+        return list(zip(starts, ends, strict=True))
+
+
+class Layout:
+    """Iterate the pages of one text; ``dropped`` holds the per-rule counts after."""
+
+    def __init__(
+        self,
+        cps: np.ndarray,
+        config: LayoutConfig,
+        *,
+        with_src: bool = False,
+        kernels: bool | None = None,
+    ) -> None:
+        self.config = config
+        self.with_src = with_src
+        # numba kernels or the numpy path (glyphfold.render.backend decides by default)
+        self.kernels = backend.use_kernels(int(cps.shape[0])) if kernels is None else kernels
+        self.source_cps = cps
+        self.orig: np.ndarray | None = None  # folded offset -> source offset (collapse)
+        self.folded = 0
+        if config.collapse:
+            text = cps.tobytes().decode("utf-32-le", "surrogatepass")
+            folded, self.orig, self.folded = collapse_whitespace(
+                text, reflow=config.reflow, tab_size=config.tab_size
+            )
+            cps = to_codepoints(folded)
+        self.cls = class_table(cps)
+        # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
+        if cps.shape[0] and int(cps.max()) >= 0x300:
+            marks = np.flatnonzero(self.cls[cps] == K.C_DROP_COMBINING)
+            if marks.shape[0]:
+                cps = compose_marks(cps, marks)
+                self.cls = class_table(cps)
+        self.cps = cps
+        self._counts = np.zeros(K.N_RULES, dtype=np.int64)
+
+    @property
+    def dropped(self) -> dict[str, int]:
+        """Characters dropped by rule so far, by rule name (zero counts omitted).
+
+        With ``collapse``, ``"whitespace"`` counts the source characters folded away.
+        """
+        out = {name: int(v) for name, v in zip(RULES, self._counts, strict=True) if v}
+        if self.folded:
+            out["whitespace"] = self.folded
+        return out
+
+    def pages(self, *, reuse: bool = False) -> Iterator[PageLayout]:
+        """Yield pages in order.
+
+        With ``reuse`` the grid buffers are recycled: a page is only valid until
+        the next one is produced (the renderer's hot path); otherwise each page
+        owns its arrays and may be kept.
+        """
+        cfg = self.config
+        n = int(self.cps.shape[0])
+        self._counts[:] = 0  # each pass counts afresh: ``dropped`` is the last pass's
+        state = np.zeros(K.N_STATE, dtype=np.int64)
+        src_shape = (cfg.rows, cfg.cols) if self.with_src else (0, 0)
+        grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
+        src = np.empty(src_shape, dtype=np.int64)
+        row_start = np.empty(cfg.rows, dtype=np.int64)
+        args: tuple[Any, ...]
+        if self.kernels:
+            layout_page = backend.kernels().layout_page
+            args = (self.cps, self.cls, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
+        else:
+            vec = vector.VectorLayout(self.cps, self.cls, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
+            layout_page, args = vec.page, ()
+        start = 0
+        while start < n:
+            if not reuse:
+                grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
+                src = np.empty(src_shape, dtype=np.int64)
+                row_start = np.empty(cfg.rows, dtype=np.int64)
+            used = layout_page(
+                *args,
+                cfg.tab_size,
+                cfg.reflow,
+                cfg.continuation,
+                cfg.newline,
+                state,
+                grid,
+                src,
+                row_start,
+                self._counts,
+            )
+            if used < 0:  # pragma: no cover - class_table guarantees coverage
+                msg = f"unclassified code point at offset {-1 - used}"
+                raise LayoutError(msg)
+            if used == 0:
+                return
+            end = int(state[K.S_POS])
+            yield self._page(grid, int(used), row_start[:used], (start, end), src)
+            start = end
+
+    def _page(self, grid, n_rows, row_start, span, src) -> PageLayout:
+        """A laid-out page, its offsets mapped back to the source when it was folded."""
+        src = src if self.with_src else None
+        orig = self.orig
+        if orig is not None:
+            # offset 0 stays 0: what was folded away before the first kept character
+            # belongs to the first row
+            row_start = np.where(row_start == 0, 0, orig[row_start])
+            span = (int(orig[span[0]]) if span[0] else 0, int(orig[span[1]]))
+            if src is not None:
+                src = np.where(src >= 0, orig[np.maximum(src, 0)], -1)
+        return PageLayout(grid=grid, n_rows=n_rows, row_start=row_start, span=span, src=src)
+
+
+def layout_text(
+    text: str,
+    *,
+    cols: int,
+    rows: int,
+    tab_size: int = 8,
+    reflow: bool = False,
+    continuation: int = DEFAULT_CONTINUATION,
+    newline: int = DEFAULT_NEWLINE,
+    with_src: bool = False,
+    kernels: bool | None = None,
+    collapse: bool = False,
+) -> tuple[list[PageLayout], dict[str, int]]:
+    """Lay out ``text`` into pages; return (pages, dropped-by-rule counts).
+
+    ``kernels`` picks the numba kernels (True) or the numpy path (False); by
+    default :mod:`glyphfold.render.backend` decides.
+    """
+    cfg = LayoutConfig(
+        cols=cols,
+        rows=rows,
+        tab_size=tab_size,
+        reflow=reflow,
+        continuation=continuation,
+        newline=newline,
+        collapse=collapse,
+    )
+    lay = Layout(to_codepoints(text), cfg, with_src=with_src, kernels=kernels)
+    pages = list(lay.pages())
+    return pages, lay.dropped
