@@ -64,15 +64,20 @@ def _wait(url: str, timeout: float = 30.0) -> None:
 
 def _small(i: int, j: int) -> tuple[str, dict[str, str], bytes]:
     msgs = [{"role": "user", "content": f"c{i}r{j}: " + "hello " * 50}]
-    return "/v1/chat/completions", {"content-type": "application/json",
-                                    "authorization": "Bearer sk-bench"}, json.dumps(
-        {"model": "fake-model", "messages": msgs}).encode()
+    return (
+        "/v1/chat/completions",
+        {"content-type": "application/json", "authorization": "Bearer sk-bench"},
+        json.dumps({"model": "fake-model", "messages": msgs}).encode(),
+    )
 
 
 def _cold(i: int, j: int) -> tuple[str, dict[str, str], bytes]:
     h = openai_history(50, chars=16_000, seed=1000 * i + j, task=f"Task {i}-{j}")
-    return "/v1/chat/completions", {"content-type": "application/json"}, json.dumps(
-        {"model": "fake-model", "messages": h}).encode()
+    return (
+        "/v1/chat/completions",
+        {"content-type": "application/json"},
+        json.dumps({"model": "fake-model", "messages": h}).encode(),
+    )
 
 
 _SESSIONS: dict[int, list] = {}
@@ -81,10 +86,15 @@ _SESSIONS: dict[int, list] = {}
 def _session(i: int, j: int) -> tuple[str, dict[str, str], bytes]:
     h = _SESSIONS.setdefault(i, openai_history(50, chars=16_000, seed=i, task=f"Session {i}"))
     if j:
-        h += [{"role": "assistant", "content": f"Turn {j} done."},
-              {"role": "user", "content": f"Turn {j + 1}: go on."}]
-    return "/v1/chat/completions", {"content-type": "application/json"}, json.dumps(
-        {"model": "fake-model", "messages": h}).encode()
+        h += [
+            {"role": "assistant", "content": f"Turn {j} done."},
+            {"role": "user", "content": f"Turn {j + 1}: go on."},
+        ]
+    return (
+        "/v1/chat/completions",
+        {"content-type": "application/json"},
+        json.dumps({"model": "fake-model", "messages": h}).encode(),
+    )
 
 
 def _interleaved(direct: str, via: str, n: int) -> list[list[float]]:
@@ -111,9 +121,11 @@ def _interleaved(direct: str, via: str, n: int) -> list[list[float]]:
 
 def _row(name: str, clients: int, requests: int, result) -> str:
     s = result.summary()
-    return (f"| {name} | {clients}x{requests} | {s['ok']}/{s['requests']} | "
-            f"{s['added_p50_ms']:.2f} | {s['added_p99_ms']:.2f} | {s['p50_ms']:.2f} | "
-            f"{s['p99_ms']:.2f} | {s['rps']:.0f} |")
+    return (
+        f"| {name} | {clients}x{requests} | {s['ok']}/{s['requests']} | "
+        f"{s['added_p50_ms']:.2f} | {s['added_p99_ms']:.2f} | {s['p50_ms']:.2f} | "
+        f"{s['p99_ms']:.2f} | {s['rps']:.0f} |"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,12 +137,28 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     fport, pport = _port(), _port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    fake = subprocess.Popen([sys.executable, "-c", FAKE.format(window=WINDOW, port=fport)],
-                            cwd=ROOT, env=env)
+    fake = subprocess.Popen(
+        [sys.executable, "-c", FAKE.format(window=WINDOW, port=fport)], cwd=ROOT, env=env
+    )
     proxy = subprocess.Popen(
-        [sys.executable, "-m", "glyphfold", "serve", "--port", str(pport),
-         "--openai-upstream", f"http://127.0.0.1:{fport}", "--window", f"fake-model={WINDOW}",
-         "--log-level", "warning"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "glyphfold",
+            "serve",
+            "--port",
+            str(pport),
+            "--openai-upstream",
+            f"http://127.0.0.1:{fport}",
+            "--window",
+            f"fake-model={WINDOW}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         direct, via = f"http://127.0.0.1:{fport}", f"http://127.0.0.1:{pport}"
         _wait(direct + "/v1/models")
@@ -142,22 +170,40 @@ def main(argv: list[str] | None = None) -> int:
         rows = [
             ("direct (no proxy)", c, n, run_load(direct, clients=c, requests=n, make=_small)),
             ("proxy, no compaction", c, n, run_load(via, clients=c, requests=n, make=_small)),
-            ("proxy, 200k compaction (cold), 1 client", 1, cn * 3,
-             run_load(via, clients=1, requests=cn * 3, make=_cold, timeout_s=600)),
-            ("proxy, 200k compaction (cold)", cc, cn,
-             run_load(via, clients=cc, requests=cn, make=_cold, timeout_s=600)),
-            ("proxy, 200k session (cached), 1 client", 1, n,
-             run_load(via, clients=1, requests=n, make=lambda i, j: _session(100 + i, j))),
-            ("proxy, 200k session (cached)", cc, n,
-             run_load(via, clients=cc, requests=n, make=_session, timeout_s=600)),
+            (
+                "proxy, 200k compaction (cold), 1 client",
+                1,
+                cn * 3,
+                run_load(via, clients=1, requests=cn * 3, make=_cold, timeout_s=600),
+            ),
+            (
+                "proxy, 200k compaction (cold)",
+                cc,
+                cn,
+                run_load(via, clients=cc, requests=cn, make=_cold, timeout_s=600),
+            ),
+            (
+                "proxy, 200k session (cached), 1 client",
+                1,
+                n,
+                run_load(via, clients=1, requests=n, make=lambda i, j: _session(100 + i, j)),
+            ),
+            (
+                "proxy, 200k session (cached)",
+                cc,
+                n,
+                run_load(via, clients=cc, requests=n, make=_session, timeout_s=600),
+            ),
         ]
         warm = _interleaved(direct, via, 200)  # the cache now holds the 200k histories
     finally:
         for p in (proxy, fake):
             p.terminate()
             p.wait(10)
-    print("| scenario | clients x requests | ok | added p50 ms | added p99 ms | e2e p50 ms "
-          "| e2e p99 ms | req/s |")
+    print(
+        "| scenario | clients x requests | ok | added p50 ms | added p99 ms | e2e p50 ms "
+        "| e2e p99 ms | req/s |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name, cl, rq, res in rows:
         print(_row(name, cl, rq, res))
@@ -165,10 +211,12 @@ def main(argv: list[str] | None = None) -> int:
     for label, pairs in (("fresh proxy", fresh), ("after the 200k runs", warm)):
         d50, p50 = percentile(pairs[0], 50), percentile(pairs[1], 50)
         g50, g99 = percentile(pairs[2], 50), percentile(pairs[2], 99)
-        print(f"1 client, direct and proxied requests interleaved (200 each, no compaction, "
-              f"{label}): e2e p50 direct {d50:.2f} ms, via proxy {p50:.2f} ms (difference "
-              f"{p50 - d50:.2f} ms); the proxy's own time p50 {g50:.3f} ms, p99 {g99:.3f} ms; "
-              f"its upstream call p50 {percentile(pairs[3], 50):.2f} ms")
+        print(
+            f"1 client, direct and proxied requests interleaved (200 each, no compaction, "
+            f"{label}): e2e p50 direct {d50:.2f} ms, via proxy {p50:.2f} ms (difference "
+            f"{p50 - d50:.2f} ms); the proxy's own time p50 {g50:.3f} ms, p99 {g99:.3f} ms; "
+            f"its upstream call p50 {percentile(pairs[3], 50):.2f} ms"
+        )
     for name, _, _, res in rows:
         if res.errors or set(res.statuses) != {200}:
             print(f"{name}: statuses {res.statuses}, errors {res.errors[:3]}", file=sys.stderr)

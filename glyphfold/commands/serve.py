@@ -15,29 +15,51 @@ glyphfold serve: WARNING: firewall or an authenticating load balancer (docs/serv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host",
-                        help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument(
+        "--host", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
     parser.add_argument("--port", type=int, help="port to listen on (default 8787)")
-    parser.add_argument("--openai-upstream", metavar="URL",
-                        help="where OpenAI requests go (default https://api.openai.com; "
-                        "'none' disables the OpenAI routes)")
-    parser.add_argument("--anthropic-upstream", metavar="URL",
-                        help="where Anthropic requests go (default https://api.anthropic.com; "
-                        "'none' disables the Anthropic routes)")
-    parser.add_argument("--window", action="append", default=[], metavar="MODEL=TOKENS",
-                        help="context window of a model, overriding the built-in table "
-                        "(repeatable)")
-    parser.add_argument("--budget-ratio", type=float, metavar="R",
-                        help="compact when a request exceeds window x R (default 0.9)")
-    parser.add_argument("--db", metavar="URL",
-                        help="commit every conversation to this transcript store "
-                        "(sqlite:///path.db or postgresql://...)")
+    parser.add_argument(
+        "--openai-upstream",
+        metavar="URL",
+        help="where OpenAI requests go (default https://api.openai.com; "
+        "'none' disables the OpenAI routes)",
+    )
+    parser.add_argument(
+        "--anthropic-upstream",
+        metavar="URL",
+        help="where Anthropic requests go (default https://api.anthropic.com; "
+        "'none' disables the Anthropic routes)",
+    )
+    parser.add_argument(
+        "--window",
+        action="append",
+        default=[],
+        metavar="MODEL=TOKENS",
+        help="context window of a model, overriding the built-in table (repeatable)",
+    )
+    parser.add_argument(
+        "--budget-ratio",
+        type=float,
+        metavar="R",
+        help="compact when a request exceeds window x R (default 0.9)",
+    )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="commit every conversation to this transcript store "
+        "(sqlite:///path.db or postgresql://...)",
+    )
     parser.add_argument("--config", metavar="FILE", help="a TOML config file (docs/serve.md)")
-    parser.add_argument("--event-log", metavar="FILE",
-                        help="append one JSON line per request here ('-' for stderr)")
-    parser.add_argument("--log-level", default="info",
-                        choices=("critical", "error", "warning", "info", "debug"),
-                        help="uvicorn's log level (default info)")
+    parser.add_argument(
+        "--event-log", metavar="FILE", help="append one JSON line per request here ('-' for stderr)"
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=("critical", "error", "warning", "info", "debug"),
+        help="uvicorn's log level (default info)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,16 +69,24 @@ def run(args: argparse.Namespace) -> int:
         from glyphfold.serve import create_app, load_config
         from glyphfold.serve.config import is_loopback, parse_window
     except ImportError as exc:
-        print(f"glyphfold serve: error: {exc.name} is not installed: "
-              "pip install 'glyphfold[serve]'", file=sys.stderr)
+        print(
+            f"glyphfold serve: error: {exc.name} is not installed: pip install 'glyphfold[serve]'",
+            file=sys.stderr,
+        )
         return 2
     from glyphfold.serve.summary import build_summarizer
 
     windows = dict(parse_window(w) for w in args.window)
     cfg = load_config(
-        args.config, host=args.host, port=args.port, openai_upstream=args.openai_upstream,
-        anthropic_upstream=args.anthropic_upstream, windows=windows,
-        budget_ratio=args.budget_ratio, db=args.db, event_log=args.event_log,
+        args.config,
+        host=args.host,
+        port=args.port,
+        openai_upstream=args.openai_upstream,
+        anthropic_upstream=args.anthropic_upstream,
+        windows=windows,
+        budget_ratio=args.budget_ratio,
+        db=args.db,
+        event_log=args.event_log,
     )
     if not is_loopback(cfg.host):
         print(_WARNING.format(host=cfg.host), file=sys.stderr)
@@ -66,7 +96,14 @@ def run(args: argparse.Namespace) -> int:
         proxy.recorder.open()  # a bad --db fails now, with one line
     routes = ", ".join(f"{p}={u.where}" for p, u in sorted(proxy.upstreams.items())) or "none"
     print(f"glyphfold serve: http://{cfg.host}:{cfg.port} -> {routes}", file=sys.stderr)
-    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level=args.log_level,
-                access_log=False, server_header=False, lifespan="on",
-                timeout_keep_alive=int(cfg.client_keepalive_s))
+    uvicorn.run(
+        app,
+        host=cfg.host,
+        port=cfg.port,
+        log_level=args.log_level,
+        access_log=False,
+        server_header=False,
+        lifespan="on",
+        timeout_keep_alive=int(cfg.client_keepalive_s),
+    )
     return 0

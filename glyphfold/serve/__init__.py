@@ -13,5 +13,11 @@ from glyphfold.serve.app import create_app
 from glyphfold.serve.config import ServeConfig, SummaryConfig, load_config
 from glyphfold.serve.windows import KNOWN_MODELS, resolve_model
 
-__all__ = ["KNOWN_MODELS", "ServeConfig", "SummaryConfig", "create_app", "load_config",
-           "resolve_model"]
+__all__ = [
+    "KNOWN_MODELS",
+    "ServeConfig",
+    "SummaryConfig",
+    "create_app",
+    "load_config",
+    "resolve_model",
+]

@@ -138,8 +138,14 @@ class ServeConfig:
             check_int(name, getattr(self, name), minimum=1)
         check_int("max_retries", self.max_retries, minimum=0)
         check_int("max_keepalive", self.max_keepalive, minimum=0)
-        for name in ("connect_timeout_s", "read_timeout_s", "write_timeout_s", "pool_timeout_s",
-                     "keepalive_expiry_s", "client_keepalive_s"):
+        for name in (
+            "connect_timeout_s",
+            "read_timeout_s",
+            "write_timeout_s",
+            "pool_timeout_s",
+            "keepalive_expiry_s",
+            "client_keepalive_s",
+        ):
             check_number(name, getattr(self, name), minimum=0.001)
         self._check_rungs()
         if not isinstance(self.passthrough, bool):
@@ -196,8 +202,12 @@ def parse_window(spec: str) -> tuple[str, int]:
 
 
 _TABLES = {"timeouts", "models", "summary"}
-_TIMEOUTS = {"connect": "connect_timeout_s", "read": "read_timeout_s",
-             "write": "write_timeout_s", "pool": "pool_timeout_s"}
+_TIMEOUTS = {
+    "connect": "connect_timeout_s",
+    "read": "read_timeout_s",
+    "write": "write_timeout_s",
+    "pool": "pool_timeout_s",
+}
 
 
 def _from_toml(data: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -235,9 +245,7 @@ def _from_toml(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
-def load_config(
-    path: str | os.PathLike[str] | None = None, **overrides: Any
-) -> ServeConfig:
+def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) -> ServeConfig:
     """Defaults, then the TOML file at ``path`` (if any), then ``overrides`` (None = unset)."""
     values: dict[str, Any] = {}
     if path is not None:

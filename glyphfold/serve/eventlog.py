@@ -34,7 +34,9 @@ class EventLog:
             return
         line = json.dumps(
             {"ts": round(time.time(), 6), "event": event, **fields},
-            ensure_ascii=False, separators=(",", ":"), default=str,
+            ensure_ascii=False,
+            separators=(",", ":"),
+            default=str,
         )
         with self._lock:
             self._out.write(line + "\n")

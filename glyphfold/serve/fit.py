@@ -92,9 +92,7 @@ def _rungs_of(ledger: tuple[Any, ...]) -> tuple[str, ...]:
 
 
 def _estimate(ctx: FitContext, history: Any) -> int:
-    return glyphfold.estimate_history_tokens(
-        history, profile=ctx.model.profile, image_policy="all"
-    )
+    return glyphfold.estimate_history_tokens(history, profile=ctx.model.profile, image_policy="all")
 
 
 def price(ctx: FitContext) -> Fit | None:
@@ -117,8 +115,9 @@ def _price(ctx: FitContext) -> tuple[Fit | None, int]:
     return None, before
 
 
-def _as_fit(ctx: FitContext, entry: CachedFit, cache: str, raw: bytes | None = None,
-            history: Any = None) -> Fit:
+def _as_fit(
+    ctx: FitContext, entry: CachedFit, cache: str, raw: bytes | None = None, history: Any = None
+) -> Fit:
     if history is None:
         history = entry.messages
     if raw is None:
@@ -134,8 +133,15 @@ def _as_fit(ctx: FitContext, entry: CachedFit, cache: str, raw: bytes | None = N
     )
 
 
-def _store(ctx: FitContext, key: bytes, messages: Any, length: int, before: int, after: int,
-           rungs: tuple[str, ...]) -> tuple[CachedFit, bytes]:
+def _store(
+    ctx: FitContext,
+    key: bytes,
+    messages: Any,
+    length: int,
+    before: int,
+    after: int,
+    rungs: tuple[str, ...],
+) -> tuple[CachedFit, bytes]:
     raw = _dumps(ctx.endpoint.with_history(ctx.body, glyphfold.provider_messages(messages)))
     entry = CachedFit.of(messages, length, before, after, rungs)
     ctx.cache.put(key, entry)
@@ -174,8 +180,13 @@ def fit_request(ctx: FitContext) -> Fit:
         return Fit(ctx.raw, history, total, total, failure=str(exc))
     rungs = _rungs_of(result.ledger)
     entry, raw = _store(
-        ctx, hashes[-1], result.messages, len(messages), result.tokens_before,
-        result.tokens_after, rungs,
+        ctx,
+        hashes[-1],
+        result.messages,
+        len(messages),
+        result.tokens_before,
+        result.tokens_after,
+        rungs,
     )
     fit = _as_fit(ctx, entry, "miss", raw, result.messages)
     return Fit(**{**_fields(fit), "ledger": result.ledger})
@@ -205,7 +216,13 @@ def recover_request(ctx: FitContext, sent: Fit, error: Any) -> Fit:
     rungs = tuple(dict.fromkeys((*sent.rungs, *_rungs_of(result.ledger))))
     # cached under the client's prefix: the session's next request starts from it
     entry, raw = _store(
-        ctx, hashes[-1], result.messages, len(messages), before, result.tokens_after, rungs,
+        ctx,
+        hashes[-1],
+        result.messages,
+        len(messages),
+        before,
+        result.tokens_after,
+        rungs,
     )
     fit = _as_fit(ctx, entry, sent.cache, raw, result.messages)
     return Fit(**{**_fields(fit), "ledger": result.ledger})

@@ -9,7 +9,20 @@ __all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
 
 # added latency is sub-millisecond without compaction, ~0.1-1 s with a 200k-token one
 _LATENCY_BUCKETS = (
-    0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+    0.0005,
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
 )
 
 
@@ -20,39 +33,51 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.requests = Counter(
-            "glyphfold_serve_requests", "Requests answered, by route and status",
-            ("endpoint", "status"), registry=r,
+            "glyphfold_serve_requests",
+            "Requests answered, by route and status",
+            ("endpoint", "status"),
+            registry=r,
         )
         self.compactions = Counter(
             "glyphfold_serve_compactions",
             "Requests sent compacted, by kind (proactive/reactive) and cache outcome",
-            ("endpoint", "kind", "cache"), registry=r,
+            ("endpoint", "kind", "cache"),
+            registry=r,
         )
         self.recoveries = Counter(
             "glyphfold_serve_recoveries",
             "Upstream context overflows, by outcome (retried, exhausted, failed)",
-            ("endpoint", "outcome"), registry=r,
+            ("endpoint", "outcome"),
+            registry=r,
         )
         self.tokens_saved = Counter(
-            "glyphfold_serve_tokens_saved", "Estimated tokens taken off requests",
-            ("endpoint",), registry=r,
+            "glyphfold_serve_tokens_saved",
+            "Estimated tokens taken off requests",
+            ("endpoint",),
+            registry=r,
         )
         self.added_latency = Histogram(
             "glyphfold_serve_added_latency_seconds",
             "Time the proxy adds to a request (total minus waiting for the upstream)",
-            ("endpoint", "compacted"), buckets=_LATENCY_BUCKETS, registry=r,
+            ("endpoint", "compacted"),
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
         )
         self.upstream_errors = Counter(
             "glyphfold_serve_upstream_errors",
             "Upstream failures the proxy answered for (connect, timeout, protocol, malformed)",
-            ("endpoint", "kind"), registry=r,
+            ("endpoint", "kind"),
+            registry=r,
         )
         self.streams = Gauge(
-            "glyphfold_serve_streams_in_flight", "Streaming responses being relayed now",
+            "glyphfold_serve_streams_in_flight",
+            "Streaming responses being relayed now",
             registry=r,
         )
         self.cache_bytes = Gauge(
-            "glyphfold_serve_cache_bytes", "Bytes held by the compaction cache", registry=r,
+            "glyphfold_serve_cache_bytes",
+            "Bytes held by the compaction cache",
+            registry=r,
         )
 
     def render(self) -> bytes:

@@ -39,8 +39,9 @@ class CachedFit:
     rungs: tuple[str, ...]
 
     @classmethod
-    def of(cls, messages: Any, length: int, before: int, after: int,
-           rungs: tuple[str, ...]) -> CachedFit:
+    def of(
+        cls, messages: Any, length: int, before: int, after: int, rungs: tuple[str, ...]
+    ) -> CachedFit:
         data = json.dumps(messages, ensure_ascii=False, separators=(",", ":"), default=_plain)
         return cls(data.encode(), length, before, after, rungs)
 

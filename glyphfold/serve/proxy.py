@@ -127,31 +127,53 @@ class Proxy:
 
     # -- helpers -------------------------------------------------------------------
 
-    def error(self, provider: str, status: int, message: str, trace: Trace | None = None,
-              *, code: str | None = None) -> Response:
+    def error(
+        self,
+        provider: str,
+        status: int,
+        message: str,
+        trace: Trace | None = None,
+        *,
+        code: str | None = None,
+    ) -> Response:
         """A provider-shaped error response from the proxy itself."""
         headers = trace.headers() if trace is not None else {}
         headers["x-glyphfold-error"] = "proxy"
-        return Response(error_body(provider, status, message, code=code), status,
-                        headers=headers, media_type="application/json")
+        return Response(
+            error_body(provider, status, message, code=code),
+            status,
+            headers=headers,
+            media_type="application/json",
+        )
 
     async def _in_thread(self, fn: Any, *args: Any) -> Any:
         async with self._cpu:
             return await asyncio.to_thread(fn, *args)
 
-    async def _send(self, up: Upstream, request: Request, content: bytes, trace: Trace
-                    ) -> httpx.Response:
+    async def _send(
+        self, up: Upstream, request: Request, content: bytes, trace: Trace
+    ) -> httpx.Response:
         t = time.perf_counter()
         try:
-            return await up.send(request.method, request.scope.get("raw_path") or
-                                 request.url.path.encode(), request.scope.get("query_string", b""),
-                                 request.scope["headers"], content)
+            return await up.send(
+                request.method,
+                request.scope.get("raw_path") or request.url.path.encode(),
+                request.scope.get("query_string", b""),
+                request.scope["headers"],
+                content,
+            )
         except httpx.TimeoutException as exc:
-            raise UpstreamFailure(504, "timeout", f"glyphfold serve: the upstream "
-                                  f"{up.where} timed out ({type(exc).__name__})") from None
+            raise UpstreamFailure(
+                504,
+                "timeout",
+                f"glyphfold serve: the upstream {up.where} timed out ({type(exc).__name__})",
+            ) from None
         except httpx.HTTPError as exc:
-            raise UpstreamFailure(502, "connect", f"glyphfold serve: the upstream {up.where} "
-                                  f"is unreachable ({type(exc).__name__})") from None
+            raise UpstreamFailure(
+                502,
+                "connect",
+                f"glyphfold serve: the upstream {up.where} is unreachable ({type(exc).__name__})",
+            ) from None
         finally:
             trace.upstream_s += time.perf_counter() - t
 
@@ -170,14 +192,21 @@ class Proxy:
             )
         self.metrics.cache_bytes.set(self.cache.nbytes)
         self.log.write(
-            "request", endpoint=trace.endpoint, model=trace.model, status=status, stream=stream,
+            "request",
+            endpoint=trace.endpoint,
+            model=trace.model,
+            status=status,
+            stream=stream,
             window=trace.window,
             tokens_before=f.tokens_before if f else None,
             tokens_after=f.tokens_after if f else None,
-            rungs=list(f.rungs) if f else [], cache=f.cache if f else None,
+            rungs=list(f.rungs) if f else [],
+            cache=f.cache if f else None,
             compaction_failure=f.failure if f else None,
-            recoveries=trace.recoveries, conversation=trace.conversation,
-            added_ms=round(added * 1000, 3), upstream_ms=round(trace.upstream_s * 1000, 3),
+            recoveries=trace.recoveries,
+            conversation=trace.conversation,
+            added_ms=round(added * 1000, 3),
+            upstream_ms=round(trace.upstream_s * 1000, 3),
         )
 
     # -- compacting routes -----------------------------------------------------------
@@ -187,18 +216,31 @@ class Proxy:
         trace = Trace(endpoint.name, endpoint.provider)
         up = self.upstreams.get(endpoint.provider)
         if up is None:
-            return self._done(trace, self.error(endpoint.provider, 404, (
-                f"glyphfold serve has no {endpoint.provider} upstream configured")))
+            return self._done(
+                trace,
+                self.error(
+                    endpoint.provider,
+                    404,
+                    (f"glyphfold serve has no {endpoint.provider} upstream configured"),
+                ),
+            )
         try:
             raw = await read_body(request, self.cfg.max_body_bytes)
         except BodyTooLarge:
-            return self._done(trace, self.error(endpoint.provider, 413, (
-                f"request body is over this proxy's limit of {self.cfg.max_body_bytes} bytes"),
-                code="request_too_large"))
+            return self._done(
+                trace,
+                self.error(
+                    endpoint.provider,
+                    413,
+                    (f"request body is over this proxy's limit of {self.cfg.max_body_bytes} bytes"),
+                    code="request_too_large",
+                ),
+            )
         body = _parse_json(raw)
         if not isinstance(body, dict):
-            return self._done(trace, self.error(
-                endpoint.provider, 400, "request body must be a JSON object"))
+            return self._done(
+                trace, self.error(endpoint.provider, 400, "request body must be a JSON object")
+            )
         ctx = self._context(endpoint, body, raw, trace)
         stream = endpoint.can_stream and body.get("stream") is True
         fit = Fit(raw, endpoint.history(body), None, None)
@@ -207,7 +249,8 @@ class Proxy:
         trace.fit = fit
         if self.recorder is not None and fit.history is not None and endpoint.records:
             trace.conversation = conversation_key(
-                endpoint.provider, endpoint.history(body), request.headers.get(CONVERSATION_HEADER))
+                endpoint.provider, endpoint.history(body), request.headers.get(CONVERSATION_HEADER)
+            )
         try:
             return await self._forward(request, up, endpoint, ctx, body, trace, stream)
         except UpstreamFailure as exc:
@@ -218,24 +261,38 @@ class Proxy:
         self._finish(trace, resp.status_code, stream=stream)
         return resp
 
-    def _context(self, endpoint: Endpoint, body: dict[str, Any], raw: bytes, trace: Trace
-                 ) -> FitContext | None:
+    def _context(
+        self, endpoint: Endpoint, body: dict[str, Any], raw: bytes, trace: Trace
+    ) -> FitContext | None:
         model = body.get("model")
         if not isinstance(model, str) or endpoint.history(body) is None:
             return None  # nothing to fit: the upstream judges the request
-        res = resolve_model(model, provider_profile=_PROVIDER_PROFILE[endpoint.provider],
-                            windows=self.cfg.windows, profiles=self.cfg.profiles)
+        res = resolve_model(
+            model,
+            provider_profile=_PROVIDER_PROFILE[endpoint.provider],
+            windows=self.cfg.windows,
+            profiles=self.cfg.profiles,
+        )
         res = self.learned.apply(res)
         trace.model = model
         trace.window = f"{res.window if res.window is not None else 'unknown'} ({res.source})"
         budget = glyphfold.effective_context_budget(
-            context_compact_ratio=self.cfg.budget_ratio, context_window=res.window)
+            context_compact_ratio=self.cfg.budget_ratio, context_window=res.window
+        )
         overhead = endpoint.overhead_text(body)
         return FitContext(
-            endpoint=endpoint, body=body, raw=raw, model=res, budget=budget,
-            reserve=endpoint.reserve(body), overhead=-(-len(overhead) // 4),
-            rungs=self.cfg.rungs, reactive_rungs=self.cfg.reactive_rungs, cache=self.cache,
-            summarizer=self.summarizer, bus=self.bus,
+            endpoint=endpoint,
+            body=body,
+            raw=raw,
+            model=res,
+            budget=budget,
+            reserve=endpoint.reserve(body),
+            overhead=-(-len(overhead) // 4),
+            rungs=self.cfg.rungs,
+            reactive_rungs=self.cfg.reactive_rungs,
+            cache=self.cache,
+            summarizer=self.summarizer,
+            bus=self.bus,
         )
 
     async def _fit(self, ctx: FitContext, unchanged: Fit) -> Fit:
@@ -246,13 +303,22 @@ class Proxy:
                     return priced
             return await self._in_thread(fit_request, ctx)
         except GlyphfoldError as exc:  # a history glyphfold cannot read: the upstream judges it
-            self.log.write("compaction_skipped", endpoint=ctx.endpoint.name,
-                           error=type(exc).__name__, detail=str(exc)[:300])
-            return Fit(**{**{k: getattr(unchanged, k) for k in Fit.__slots__},
-                          "failure": f"{type(exc).__name__}: {str(exc)[:200]}"})
+            self.log.write(
+                "compaction_skipped",
+                endpoint=ctx.endpoint.name,
+                error=type(exc).__name__,
+                detail=str(exc)[:300],
+            )
+            return Fit(
+                **{
+                    **{k: getattr(unchanged, k) for k in Fit.__slots__},
+                    "failure": f"{type(exc).__name__}: {str(exc)[:200]}",
+                }
+            )
 
-    async def _recover(self, ctx: FitContext | None, trace: Trace, attempt: int, error: Any
-                       ) -> bool:
+    async def _recover(
+        self, ctx: FitContext | None, trace: Trace, attempt: int, error: Any
+    ) -> bool:
         """Recover after an overflow; True when there is a smaller request to retry."""
         if ctx is None or trace.fit is None or trace.fit.history is None:
             trace.recoveries.append(f"overflow {attempt}: no history to recover")
@@ -260,7 +326,8 @@ class Proxy:
             return False
         if attempt > self.cfg.max_retries:
             trace.recoveries.append(
-                f"overflow {attempt}: retries exhausted (max {self.cfg.max_retries})")
+                f"overflow {attempt}: retries exhausted (max {self.cfg.max_retries})"
+            )
             self.metrics.recoveries.labels(trace.endpoint, "exhausted").inc()
             return False
         self._learn(ctx, trace.fit, error)
@@ -272,24 +339,37 @@ class Proxy:
             return False
         trace.recoveries.append(
             f"overflow {attempt}: recovered {new.tokens_before}->{new.tokens_after} "
-            f"({','.join(new.rungs) or 'none'}), retried")
+            f"({','.join(new.rungs) or 'none'}), retried"
+        )
         self.metrics.recoveries.labels(trace.endpoint, "retried").inc()
         trace.fit, trace.compacted_kind = new, "reactive"
         return True
 
     def _learn(self, ctx: FitContext, sent: Fit, error: Any) -> None:
         """Remember the window this model's upstream stated (else: under what was sent)."""
-        text = error if isinstance(error, str) else json.dumps(error, default=str) \
-            if not isinstance(error, bytes) else error.decode("utf-8", "replace")
+        text = (
+            error
+            if isinstance(error, str)
+            else json.dumps(error, default=str)
+            if not isinstance(error, bytes)
+            else error.decode("utf-8", "replace")
+        )
         window = stated_window(text)
         if window is None and sent.tokens_before is not None:
             window = sent.tokens_after
         if window is not None and window > 0:
             self.learned.learn(ctx.model.model, window)
 
-    async def _forward(self, request: Request, up: Upstream, endpoint: Endpoint,
-                       ctx: FitContext | None, body: dict[str, Any], trace: Trace, stream: bool
-                       ) -> Response:
+    async def _forward(
+        self,
+        request: Request,
+        up: Upstream,
+        endpoint: Endpoint,
+        ctx: FitContext | None,
+        body: dict[str, Any],
+        trace: Trace,
+        stream: bool,
+    ) -> Response:
         attempt = 0
         while True:
             assert trace.fit is not None
@@ -315,32 +395,51 @@ class Proxy:
                 return result
             return await self._complete(resp, endpoint, body, trace)
 
-    async def _complete(self, resp: httpx.Response, endpoint: Endpoint, body: dict[str, Any],
-                        trace: Trace) -> Response:
+    async def _complete(
+        self, resp: httpx.Response, endpoint: Endpoint, body: dict[str, Any], trace: Trace
+    ) -> Response:
         t = time.perf_counter()
         try:
             data = await read_upstream(resp)
         except httpx.TimeoutException:
-            raise UpstreamFailure(504, "timeout", "glyphfold serve: the upstream timed out "
-                                  "while sending its reply") from None
+            raise UpstreamFailure(
+                504, "timeout", "glyphfold serve: the upstream timed out while sending its reply"
+            ) from None
         except httpx.HTTPError as exc:
-            raise UpstreamFailure(502, "protocol", "glyphfold serve: the upstream connection "
-                                  f"broke while sending its reply ({type(exc).__name__})") from None
+            raise UpstreamFailure(
+                502,
+                "protocol",
+                "glyphfold serve: the upstream connection "
+                f"broke while sending its reply ({type(exc).__name__})",
+            ) from None
         finally:
             trace.upstream_s += time.perf_counter() - t
         parsed = _parse_json(data)
         if parsed is None and "json" in resp.headers.get("content-type", "json"):
-            raise UpstreamFailure(502, "malformed", "glyphfold serve: the upstream answered "
-                                  f"{resp.status_code} with a body that is not valid JSON")
+            raise UpstreamFailure(
+                502,
+                "malformed",
+                "glyphfold serve: the upstream answered "
+                f"{resp.status_code} with a body that is not valid JSON",
+            )
         if self.recorder is not None and trace.conversation is not None and endpoint.can_stream:
-            self.recorder.record(endpoint.provider, trace.conversation, endpoint.history(body),
-                                 final_reply(endpoint.provider, parsed))
+            self.recorder.record(
+                endpoint.provider,
+                trace.conversation,
+                endpoint.history(body),
+                final_reply(endpoint.provider, parsed),
+            )
         headers = {**response_headers(resp), **trace.headers()}
         return self._done(trace, Response(data, resp.status_code, headers=headers))
 
-    async def _start_stream(self, resp: httpx.Response, endpoint: Endpoint,
-                            ctx: FitContext | None, trace: Trace, attempt: int
-                            ) -> Response | None:
+    async def _start_stream(
+        self,
+        resp: httpx.Response,
+        endpoint: Endpoint,
+        ctx: FitContext | None,
+        trace: Trace,
+        attempt: int,
+    ) -> Response | None:
         """Relay a stream; None when its first event is an overflow worth a retry."""
         chunks = resp.aiter_bytes()
         t = time.perf_counter()
@@ -350,10 +449,15 @@ class Proxy:
             first = b""
         except httpx.HTTPError as exc:
             await resp.aclose()
-            status, kind = (504, "timeout") if isinstance(exc, httpx.TimeoutException) else (
-                502, "protocol")
-            raise UpstreamFailure(status, kind, "glyphfold serve: the upstream stream failed "
-                                  f"before its first event ({type(exc).__name__})") from None
+            status, kind = (
+                (504, "timeout") if isinstance(exc, httpx.TimeoutException) else (502, "protocol")
+            )
+            raise UpstreamFailure(
+                status,
+                kind,
+                "glyphfold serve: the upstream stream failed "
+                f"before its first event ({type(exc).__name__})",
+            ) from None
         finally:
             trace.upstream_s += time.perf_counter() - t
         # nothing has reached the client yet: an overflow in the first event can be retried
@@ -364,11 +468,13 @@ class Proxy:
             if await self._recover(ctx, trace, attempt + 1, first.decode("utf-8", "replace")):
                 return None
             headers = {**response_headers(resp), **trace.headers()}
-            return self._done(trace, Response(first, resp.status_code, headers=headers),
-                              stream=True)
+            return self._done(
+                trace, Response(first, resp.status_code, headers=headers), stream=True
+            )
         if self.recorder is not None and trace.conversation is not None and ctx is not None:
-            self.recorder.record(endpoint.provider, trace.conversation,
-                                 endpoint.history(ctx.body), None)
+            self.recorder.record(
+                endpoint.provider, trace.conversation, endpoint.history(ctx.body), None
+            )
         headers = {**response_headers(resp), **trace.headers()}
         self._finish(trace, resp.status_code, stream=True)
         self.metrics.streams.inc()
@@ -378,11 +484,13 @@ class Proxy:
 
         def on_end(outcome: str, seconds: float) -> None:
             self.metrics.streams.dec()
-            self.log.write("stream_end", endpoint=endpoint.name, outcome=outcome,
-                           seconds=round(seconds, 3))
+            self.log.write(
+                "stream_end", endpoint=endpoint.name, outcome=outcome, seconds=round(seconds, 3)
+            )
 
-        gen = relay(first, chunks, resp, provider=endpoint.provider, on_error=on_error,
-                    on_end=on_end)
+        gen = relay(
+            first, chunks, resp, provider=endpoint.provider, on_error=on_error, on_end=on_end
+        )
         return RelayResponse(gen, resp.status_code, headers=headers)
 
     # -- everything else ---------------------------------------------------------------
@@ -394,14 +502,26 @@ class Proxy:
         trace = Trace("passthrough", provider)
         up = self.upstreams.get(provider)
         if up is None or not self.cfg.passthrough:
-            return self._done(trace, self.error(provider, 404, (
-                f"glyphfold serve does not route {request.method} {request.url.path}")))
+            return self._done(
+                trace,
+                self.error(
+                    provider,
+                    404,
+                    (f"glyphfold serve does not route {request.method} {request.url.path}"),
+                ),
+            )
         try:
             raw = await read_body(request, self.cfg.max_body_bytes)
         except BodyTooLarge:
-            return self._done(trace, self.error(provider, 413, (
-                f"request body is over this proxy's limit of {self.cfg.max_body_bytes} bytes"),
-                code="request_too_large"))
+            return self._done(
+                trace,
+                self.error(
+                    provider,
+                    413,
+                    (f"request body is over this proxy's limit of {self.cfg.max_body_bytes} bytes"),
+                    code="request_too_large",
+                ),
+            )
         try:
             resp = await self._send(up, request, raw, trace)
         except UpstreamFailure as exc:
@@ -416,7 +536,7 @@ class Proxy:
         def on_end(outcome: str, seconds: float) -> None:
             self.metrics.streams.dec()
 
-        gen = relay(b"", resp.aiter_bytes(), resp, provider=provider, on_error=on_error,
-                    on_end=on_end)
+        gen = relay(
+            b"", resp.aiter_bytes(), resp, provider=provider, on_error=on_error, on_end=on_end
+        )
         return RelayResponse(gen, resp.status_code, headers=response_headers(resp))
-

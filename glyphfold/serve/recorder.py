@@ -147,17 +147,29 @@ class Recorder:
             if n:
                 self._log.write("store_commit", conversation=key, messages=n)
         except (GlyphfoldError, OSError, ValueError) as exc:
-            self._log.write("store_error", conversation=key, error=type(exc).__name__,
-                            detail=str(exc)[:300])
+            self._log.write(
+                "store_error", conversation=key, error=type(exc).__name__, detail=str(exc)[:300]
+            )
 
-    def _commit(self, store: Any, provider: str, key: str, conv_id: str, done: int,
-                history: Any, reply: dict[str, Any] | None) -> int:
+    def _commit(
+        self,
+        store: Any,
+        provider: str,
+        key: str,
+        conv_id: str,
+        done: int,
+        history: Any,
+        reply: dict[str, Any] | None,
+    ) -> int:
         """Commit what is complete beyond ``done``; return how many messages were written."""
         system_key = isinstance(history, Mapping) and "system" in history
         messages = list(history["messages"] if isinstance(history, Mapping) else history)
         if done > len(messages):
-            self._log.write("store_skipped", conversation=key,
-                            reason="the client's history is shorter than its transcript")
+            self._log.write(
+                "store_skipped",
+                conversation=key,
+                reason="the client's history is shorter than its transcript",
+            )
             return 0
         seg = glyphfold.segment_turns(history)
         cuts = [t.end for t in seg.turns[:-1] if t.end > done]

@@ -39,7 +39,9 @@ def build_summarizer(cfg: ServeConfig) -> Any:
 
         def summarize(text: str) -> str:
             resp = client.messages.create(
-                model=s.model, max_tokens=s.max_tokens, system=PROMPT,
+                model=s.model,
+                max_tokens=s.max_tokens,
+                system=PROMPT,
                 messages=[{"role": "user", "content": text}],
             )
             return "".join(getattr(b, "text", "") for b in resp.content)
@@ -52,7 +54,8 @@ def build_summarizer(cfg: ServeConfig) -> Any:
 
     def summarize_openai(text: str) -> str:
         resp = oclient.chat.completions.create(
-            model=s.model, max_completion_tokens=s.max_tokens,
+            model=s.model,
+            max_completion_tokens=s.max_tokens,
             messages=[{"role": "system", "content": PROMPT}, {"role": "user", "content": text}],
         )
         return resp.choices[0].message.content or ""

@@ -16,10 +16,20 @@ __all__ = ["HOP_BY_HOP", "Upstream", "response_headers"]
 
 HOP_BY_HOP = frozenset(
     {
-        "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
-        "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
         # the proxy decodes upstream bodies itself (it reads errors and replies)
-        "accept-encoding", "content-encoding",
+        "accept-encoding",
+        "content-encoding",
     }
 )
 # set by the server that answers the client (uvicorn), not copied from the upstream
@@ -101,7 +111,9 @@ class Upstream:
     ) -> httpx.Response:
         """Send and return the response with its body not yet read (``stream=True``)."""
         req = self.client.build_request(
-            method, self.url(raw_path, query), headers=self.forward_headers(headers),
+            method,
+            self.url(raw_path, query),
+            headers=self.forward_headers(headers),
             content=content,
         )
         return await self.client.send(req, stream=True)

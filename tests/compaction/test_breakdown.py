@@ -30,17 +30,28 @@ def test_roles_and_kinds_each_add_up_to_the_estimate(fh, image_policy):
 
 
 def test_images_inside_tool_results_count_as_images_and_largest_is_ordered():
-    shot = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                        "data": png_b64(800, 600)}}
+    shot = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": png_b64(800, 600)},
+    }
     history = {
         "system": "You are terse.",
         "messages": [
             {"role": "user", "content": "Look at the page."},
-            {"role": "assistant", "content": [
-                {"type": "tool_use", "id": "t1", "name": "screenshot", "input": {}}]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "t1", "content": [
-                    {"type": "text", "text": "captured"}, shot]}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "screenshot", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": [{"type": "text", "text": "captured"}, shot],
+                    }
+                ],
+            },
             {"role": "assistant", "content": "A login form."},
         ],
     }

@@ -23,9 +23,15 @@ class ServerThread:
     """Serve an ASGI app with uvicorn on 127.0.0.1 (a free port) in a daemon thread."""
 
     def __init__(self, app: Any) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                lifespan="on", access_log=False,
-                                timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=0,
+            log_level="warning",
+            lifespan="on",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.url = ""
@@ -63,11 +69,13 @@ def serve(fake: FakeUpstream) -> Iterator[Any]:
 
     def start(**overrides: Any) -> ServerThread:
         fake.clear()
-        cfg = ServeConfig(**{
-            "openai_upstream": fake.url,  # type: ignore[attr-defined]
-            "anthropic_upstream": fake.url,  # type: ignore[attr-defined]
-            **overrides,
-        })
+        cfg = ServeConfig(
+            **{
+                "openai_upstream": fake.url,  # type: ignore[attr-defined]
+                "anthropic_upstream": fake.url,  # type: ignore[attr-defined]
+                **overrides,
+            }
+        )
         srv = ServerThread(create_app(cfg)).__enter__()
         srv.proxy = srv.server.config.app.state.proxy  # type: ignore[attr-defined]
         started.append(srv)

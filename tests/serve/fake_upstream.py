@@ -72,8 +72,19 @@ def count_tokens(body: dict[str, Any]) -> int:
                 images += math.ceil(size[0] * size[1] / 750) if size else 1600
                 return
             for k, v in x.items():
-                if k not in ("type", "role", "model", "stream", "max_tokens", "id",
-                             "tool_call_id", "tool_use_id", "detail", "media_type", "call_id"):
+                if k not in (
+                    "type",
+                    "role",
+                    "model",
+                    "stream",
+                    "max_tokens",
+                    "id",
+                    "tool_call_id",
+                    "tool_use_id",
+                    "detail",
+                    "media_type",
+                    "call_id",
+                ):
                     walk(v)
         elif isinstance(x, list):
             for v in x:
@@ -139,13 +150,15 @@ class FakeUpstream:
     # -- the app -------------------------------------------------------------------
 
     def app(self) -> Starlette:
-        return Starlette(routes=[
-            Route("/v1/chat/completions", self._chat, methods=["POST"]),
-            Route("/v1/messages", self._messages, methods=["POST"]),
-            Route("/v1/messages/count_tokens", self._count, methods=["POST"]),
-            Route("/v1/responses", self._responses, methods=["POST"]),
-            Route("/v1/models", self._models, methods=["GET"]),
-        ])
+        return Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/messages", self._messages, methods=["POST"]),
+                Route("/v1/messages/count_tokens", self._count, methods=["POST"]),
+                Route("/v1/responses", self._responses, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
 
     async def _take(self, request: Request) -> tuple[dict[str, Any], int, int, str]:
         raw = await request.body()
@@ -154,10 +167,16 @@ class FakeUpstream:
         window = self.window_of(body.get("model"))
         fault = request.headers.get("x-fake-fault", "")
         with self.lock:
-            self.received.append(Received(
-                request.url.path, body.get("model"), tokens, tokens <= window,
-                dict(request.headers), raw,
-            ))
+            self.received.append(
+                Received(
+                    request.url.path,
+                    body.get("model"),
+                    tokens,
+                    tokens <= window,
+                    dict(request.headers),
+                    raw,
+                )
+            )
         if fault == "slow":
             await asyncio.sleep(2)
         return body, tokens, window, fault
@@ -170,39 +189,76 @@ class FakeUpstream:
     async def _chat(self, request: Request) -> Response:
         body, tokens, window, fault = await self._take(request)
         if fault == "500":
-            return JSONResponse({"error": {"message": "The server had an error", "type":
-                                           "server_error", "param": None, "code": None}}, 500)
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": "The server had an error",
+                        "type": "server_error",
+                        "param": None,
+                        "code": None,
+                    }
+                },
+                500,
+            )
         if fault == "400":
-            return JSONResponse({"error": {"message": "Invalid value for 'temperature'",
-                                           "type": "invalid_request_error",
-                                           "param": "temperature", "code": None}}, 400)
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": "Invalid value for 'temperature'",
+                        "type": "invalid_request_error",
+                        "param": "temperature",
+                        "code": None,
+                    }
+                },
+                400,
+            )
         if fault == "malformed":
-            return Response(b'{"id": "chatcmpl-1", "choices": [', 200,
-                            media_type="application/json")
+            return Response(
+                b'{"id": "chatcmpl-1", "choices": [', 200, media_type="application/json"
+            )
         if tokens > window and fault != "overflow-event":
             return JSONResponse(_openai_overflow(window, tokens), 400)
         text = f"ok {tokens} tokens"
         if body.get("stream"):
-            return StreamingResponse(self._chat_stream(body, text, tokens, window, fault),
-                                     media_type="text/event-stream")
-        return JSONResponse({
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text,
-                                                 "refusal": None},
-                         "logprobs": None, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": tokens, "completion_tokens": 3, "total_tokens": tokens + 3},
-        })
+            return StreamingResponse(
+                self._chat_stream(body, text, tokens, window, fault), media_type="text/event-stream"
+            )
+        return JSONResponse(
+            {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text, "refusal": None},
+                        "logprobs": None,
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": tokens,
+                    "completion_tokens": 3,
+                    "total_tokens": tokens + 3,
+                },
+            }
+        )
 
-    async def _chat_stream(self, body: dict[str, Any], text: str, tokens: int, window: int,
-                           fault: str) -> Any:
+    async def _chat_stream(
+        self, body: dict[str, Any], text: str, tokens: int, window: int, fault: str
+    ) -> Any:
         if fault == "overflow-event" and tokens > window:
             yield f"data: {json.dumps(_openai_overflow(window, tokens))}\n\n".encode()
             return
         self.streams_open += 1
         try:
-            base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
-                    "created": int(time.time()), "model": body.get("model")}
+            base = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": body.get("model"),
+            }
             words = text.split(" ") + [f"w{i}" for i in range(20 if fault == "drip" else 0)]
             for i, w in enumerate(words):
                 delta = {"role": "assistant", "content": w} if i == 0 else {"content": " " + w}
@@ -223,25 +279,39 @@ class FakeUpstream:
     async def _messages(self, request: Request) -> Response:
         body, tokens, window, fault = await self._take(request)
         if fault == "500":
-            return JSONResponse({"type": "error", "error": {"type": "api_error",
-                                                            "message": "Internal server error"}},
-                                500)
+            return JSONResponse(
+                {
+                    "type": "error",
+                    "error": {"type": "api_error", "message": "Internal server error"},
+                },
+                500,
+            )
         if fault == "malformed":
             return Response(b'{"id": "msg_1", "content": [', 200, media_type="application/json")
         if tokens > window and fault != "overflow-event":
             return JSONResponse(_anthropic_overflow(window, tokens), 400)
         text = f"ok {tokens} tokens"
         if body.get("stream"):
-            return StreamingResponse(self._messages_stream(body, text, tokens, window, fault),
-                                     media_type="text/event-stream")
-        return JSONResponse({
-            "id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model"),
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-            "stop_sequence": None, "usage": {"input_tokens": tokens, "output_tokens": 3},
-        })
+            return StreamingResponse(
+                self._messages_stream(body, text, tokens, window, fault),
+                media_type="text/event-stream",
+            )
+        return JSONResponse(
+            {
+                "id": "msg_fake",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model"),
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": tokens, "output_tokens": 3},
+            }
+        )
 
-    async def _messages_stream(self, body: dict[str, Any], text: str, tokens: int, window: int,
-                               fault: str) -> Any:
+    async def _messages_stream(
+        self, body: dict[str, Any], text: str, tokens: int, window: int, fault: str
+    ) -> Any:
         def ev(name: str, data: dict[str, Any]) -> bytes:
             return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
@@ -250,17 +320,40 @@ class FakeUpstream:
             return
         self.streams_open += 1
         try:
-            yield ev("message_start", {"type": "message_start", "message": {
-                "id": "msg_fake", "type": "message", "role": "assistant",
-                "model": body.get("model"), "content": [], "stop_reason": None,
-                "stop_sequence": None, "usage": {"input_tokens": tokens, "output_tokens": 1}}})
-            yield ev("content_block_start", {"type": "content_block_start", "index": 0,
-                                             "content_block": {"type": "text", "text": ""}})
+            yield ev(
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_fake",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": body.get("model"),
+                        "content": [],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": {"input_tokens": tokens, "output_tokens": 1},
+                    },
+                },
+            )
+            yield ev(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
             words = text.split(" ") + [f"w{i}" for i in range(20 if fault == "drip" else 0)]
             for i, w in enumerate(words):
-                yield ev("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                 "delta": {"type": "text_delta",
-                                                           "text": w if i == 0 else " " + w}})
+                yield ev(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": w if i == 0 else " " + w},
+                    },
+                )
                 if fault == "die-mid-stream" and i == 1:
                     raise RuntimeError("fake upstream killed mid-stream")
                 if fault == "stall-mid-stream" and i == 1:
@@ -268,9 +361,14 @@ class FakeUpstream:
                 if fault == "drip":
                     await asyncio.sleep(0.05)
             yield ev("content_block_stop", {"type": "content_block_stop", "index": 0})
-            yield ev("message_delta", {"type": "message_delta", "delta": {
-                "stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": len(words)}})
+            yield ev(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": len(words)},
+                },
+            )
             yield ev("message_stop", {"type": "message_stop"})
         finally:
             self.streams_closed += 1
@@ -283,11 +381,27 @@ class FakeUpstream:
         body, tokens, window, _fault = await self._take(request)
         if tokens > window:
             return JSONResponse(_openai_overflow(window, tokens), 400)
-        return JSONResponse({"id": "resp_fake", "object": "response", "status": "completed",
-                             "model": body.get("model"), "output": [{
-                                 "type": "message", "id": "msg_1", "role": "assistant",
-                                 "status": "completed", "content": [{
-                                     "type": "output_text", "text": f"ok {tokens} tokens",
-                                     "annotations": []}]}],
-                             "usage": {"input_tokens": tokens, "output_tokens": 3,
-                                       "total_tokens": tokens + 3}})
+        return JSONResponse(
+            {
+                "id": "resp_fake",
+                "object": "response",
+                "status": "completed",
+                "model": body.get("model"),
+                "output": [
+                    {
+                        "type": "message",
+                        "id": "msg_1",
+                        "role": "assistant",
+                        "status": "completed",
+                        "content": [
+                            {
+                                "type": "output_text",
+                                "text": f"ok {tokens} tokens",
+                                "annotations": [],
+                            }
+                        ],
+                    }
+                ],
+                "usage": {"input_tokens": tokens, "output_tokens": 3, "total_tokens": tokens + 3},
+            }
+        )

@@ -7,9 +7,28 @@ import random
 from typing import Any
 
 WORDS = (
-    "parser", "token", "buffer", "index", "value", "offset", "result", "error", "module",
-    "config", "cache", "stream", "window", "budget", "request", "header", "client", "server",
-    "thread", "socket", "file", "path",
+    "parser",
+    "token",
+    "buffer",
+    "index",
+    "value",
+    "offset",
+    "result",
+    "error",
+    "module",
+    "config",
+    "cache",
+    "stream",
+    "window",
+    "budget",
+    "request",
+    "header",
+    "client",
+    "server",
+    "thread",
+    "socket",
+    "file",
+    "path",
 )
 
 
@@ -23,8 +42,9 @@ def _output(rng: random.Random, chars: int, step: int) -> str:
     return "\n".join(lines)
 
 
-def openai_history(steps: int, *, chars: int = 4_000, seed: int = 0, task: str = "Fix the parser"
-                   ) -> list[dict[str, Any]]:
+def openai_history(
+    steps: int, *, chars: int = 4_000, seed: int = 0, task: str = "Fix the parser"
+) -> list[dict[str, Any]]:
     """System + a task + ``steps`` tool steps (``chars`` per tool result), OpenAI format."""
     rng = random.Random(seed)
     out: list[dict[str, Any]] = [
@@ -33,15 +53,29 @@ def openai_history(steps: int, *, chars: int = 4_000, seed: int = 0, task: str =
     ]
     for i in range(steps):
         cid = f"call_{seed}_{i}"
-        out.append({"role": "assistant", "content": f"Step {i}: reading module {i}.",
-                    "tool_calls": [{"id": cid, "type": "function", "function": {
-                        "name": "bash", "arguments": json.dumps({"cmd": f"cat mod{i}.py"})}}]})
+        out.append(
+            {
+                "role": "assistant",
+                "content": f"Step {i}: reading module {i}.",
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {
+                            "name": "bash",
+                            "arguments": json.dumps({"cmd": f"cat mod{i}.py"}),
+                        },
+                    }
+                ],
+            }
+        )
         out.append({"role": "tool", "tool_call_id": cid, "content": _output(rng, chars, i)})
     return out
 
 
-def anthropic_history(steps: int, *, chars: int = 4_000, seed: int = 0,
-                      task: str = "Fix the parser") -> dict[str, Any]:
+def anthropic_history(
+    steps: int, *, chars: int = 4_000, seed: int = 0, task: str = "Fix the parser"
+) -> dict[str, Any]:
     """The same shape in Anthropic format: ``{"system", "messages"}``."""
     rng = random.Random(seed)
     messages: list[dict[str, Any]] = [
@@ -49,11 +83,26 @@ def anthropic_history(steps: int, *, chars: int = 4_000, seed: int = 0,
     ]
     for i in range(steps):
         tid = f"toolu_{seed}_{i}"
-        messages.append({"role": "assistant", "content": [
-            {"type": "text", "text": f"Step {i}: reading module {i}."},
-            {"type": "tool_use", "id": tid, "name": "bash", "input": {"cmd": f"cat mod{i}.py"}},
-        ]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": tid, "content": _output(rng, chars, i)},
-        ]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"Step {i}: reading module {i}."},
+                    {
+                        "type": "tool_use",
+                        "id": tid,
+                        "name": "bash",
+                        "input": {"cmd": f"cat mod{i}.py"},
+                    },
+                ],
+            }
+        )
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": tid, "content": _output(rng, chars, i)},
+                ],
+            }
+        )
     return {"system": "You are a careful coding agent.", "messages": messages}

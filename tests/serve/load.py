@@ -60,9 +60,15 @@ class LoadResult:
         }
 
 
-async def _client(http: httpx.AsyncClient, url: str, i: int, n: int,
-                  make: Callable[[int, int], tuple[str, dict[str, str], bytes]],
-                  out: LoadResult, keep_bodies: bool) -> None:
+async def _client(
+    http: httpx.AsyncClient,
+    url: str,
+    i: int,
+    n: int,
+    make: Callable[[int, int], tuple[str, dict[str, str], bytes]],
+    out: LoadResult,
+    keep_bodies: bool,
+) -> None:
     for j in range(n):
         path, headers, body = make(i, j)
         t = time.perf_counter()
@@ -80,25 +86,37 @@ async def _client(http: httpx.AsyncClient, url: str, i: int, n: int,
             out.bodies.append(r.content)
 
 
-async def _run(url: str, clients: int, requests: int,
-               make: Callable[[int, int], tuple[str, dict[str, str], bytes]],
-               timeout_s: float, keep_bodies: bool) -> LoadResult:
+async def _run(
+    url: str,
+    clients: int,
+    requests: int,
+    make: Callable[[int, int], tuple[str, dict[str, str], bytes]],
+    timeout_s: float,
+    keep_bodies: bool,
+) -> LoadResult:
     out = LoadResult()
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(timeout=timeout_s, limits=limits, trust_env=False) as http:
         t = time.perf_counter()
         await asyncio.wait_for(
-            asyncio.gather(*(_client(http, url, i, requests, make, out, keep_bodies)
-                             for i in range(clients))),
+            asyncio.gather(
+                *(_client(http, url, i, requests, make, out, keep_bodies) for i in range(clients))
+            ),
             timeout=timeout_s,
         )
         out.wall_s = time.perf_counter() - t
     return out
 
 
-def run_load(url: str, *, clients: int, requests: int,
-             make: Callable[[int, int], tuple[str, dict[str, str], bytes]],
-             timeout_s: float = 120.0, keep_bodies: bool = False) -> LoadResult:
+def run_load(
+    url: str,
+    *,
+    clients: int,
+    requests: int,
+    make: Callable[[int, int], tuple[str, dict[str, str], bytes]],
+    timeout_s: float = 120.0,
+    keep_bodies: bool = False,
+) -> LoadResult:
     """Run ``clients`` concurrent clients, each sending ``requests`` requests one after another.
 
     ``make(client, request)`` returns (path, headers, body). The whole run is cut at

@@ -12,8 +12,9 @@ from glyphfold.serve.windows import KNOWN_MODELS, LearnedWindows, resolve_model,
 
 
 def _res(model, windows=None, profiles=None, provider="openai"):
-    return resolve_model(model, provider_profile=provider, windows=windows or {},
-                         profiles=profiles or {})
+    return resolve_model(
+        model, provider_profile=provider, windows=windows or {}, profiles=profiles or {}
+    )
 
 
 def test_known_models_and_their_dated_releases():
@@ -33,8 +34,9 @@ def test_another_model_never_lends_its_window():
         assert r.window is None and r.source == "unknown"
         assert r.profile == "openai"  # its endpoint's provider prices its images
     # and its budget is the documented default, scaled by the ratio (SPEC §3.1)
-    assert glyphfold.effective_context_budget(context_compact_ratio=0.9, context_window=None) \
-        == 28_800
+    assert (
+        glyphfold.effective_context_budget(context_compact_ratio=0.9, context_window=None) == 28_800
+    )
 
 
 def test_configured_windows_and_profiles_win():
@@ -61,7 +63,7 @@ def test_config_file_and_flags(tmp_path):
     f = tmp_path / "serve.toml"
     f.write_text(
         'port = 9000\nbudget_ratio = 0.5\nrungs = ["elide", "trim"]\n'
-        '[timeouts]\nread = 30\n'
+        "[timeouts]\nread = 30\n"
         '[models."my-model"]\nwindow = 50000\nprofile = "openai-tile"\n'
     )
     cfg = load_config(f, port=9100, windows={"other": 1000})
@@ -71,16 +73,19 @@ def test_config_file_and_flags(tmp_path):
     assert cfg.reactive_rungs == ("elide", "trim")
 
 
-@pytest.mark.parametrize("text,match", [
-    ("bogus = 1\n", "unknown setting 'bogus'"),
-    ("budget_ratio = 1.5\n", "budget_ratio must be in"),
-    ('rungs = ["summary"]\n', "needs a \\[summary\\] section"),
-    ('rungs = ["magic"]\n', "unknown rung 'magic'"),
-    ('[models.x]\nwindow = 0\n', "window of 'x' must be >= 1"),
-    ('[models.x]\nprofile = "nope"\n', "profile of 'x' is 'nope'"),
-    ('openai_upstream = "ftp://x"\n', "http:// or https://"),
-    ("port = [\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("bogus = 1\n", "unknown setting 'bogus'"),
+        ("budget_ratio = 1.5\n", "budget_ratio must be in"),
+        ('rungs = ["summary"]\n', "needs a \\[summary\\] section"),
+        ('rungs = ["magic"]\n', "unknown rung 'magic'"),
+        ("[models.x]\nwindow = 0\n", "window of 'x' must be >= 1"),
+        ('[models.x]\nprofile = "nope"\n', "profile of 'x' is 'nope'"),
+        ('openai_upstream = "ftp://x"\n', "http:// or https://"),
+        ("port = [\n", "not valid TOML"),
+    ],
+)
 def test_bad_configuration_is_one_clear_error(tmp_path, text, match):
     f = tmp_path / "bad.toml"
     f.write_text(text)
@@ -89,20 +94,28 @@ def test_bad_configuration_is_one_clear_error(tmp_path, text, match):
 
 
 def test_summary_stays_out_of_recovery():
-    cfg = ServeConfig(rungs=("elide", "summary", "trim"),
-                      summary=SummaryConfig("anthropic", "claude-haiku-4-5", "K"))
+    cfg = ServeConfig(
+        rungs=("elide", "summary", "trim"),
+        summary=SummaryConfig("anthropic", "claude-haiku-4-5", "K"),
+    )
     assert "summary" in cfg.rungs and "summary" not in cfg.reactive_rungs
     with pytest.raises(InputError, match=r"summary\.provider"):
         SummaryConfig("gemini", "m", "K")
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["serve", "--budget-ratio", "2"], "budget_ratio must be in (0, 1]"),
-    (["serve", "--window", "gpt-4o"], "--window takes MODEL=TOKENS"),
-    (["serve", "--window", "gpt-4o=-5"], "--window takes MODEL=TOKENS"),
-    (["serve", "--config", "/nonexistent/serve.toml"], "No such file"),
-    (["serve", "--openai-upstream", "https://k:s@api.openai.com"], "must not carry credentials"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["serve", "--budget-ratio", "2"], "budget_ratio must be in (0, 1]"),
+        (["serve", "--window", "gpt-4o"], "--window takes MODEL=TOKENS"),
+        (["serve", "--window", "gpt-4o=-5"], "--window takes MODEL=TOKENS"),
+        (["serve", "--config", "/nonexistent/serve.toml"], "No such file"),
+        (
+            ["serve", "--openai-upstream", "https://k:s@api.openai.com"],
+            "must not carry credentials",
+        ),
+    ],
+)
 def test_cli_bad_input_exits_2_with_one_line(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err

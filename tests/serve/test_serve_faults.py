@@ -59,8 +59,9 @@ def _wait(pred, timeout=5.0) -> bool:
 
 def test_upstream_down_is_a_provider_shaped_502(serve):
     port = _closed_port()
-    srv = serve(openai_upstream=f"http://127.0.0.1:{port}",
-                anthropic_upstream=f"http://127.0.0.1:{port}")
+    srv = serve(
+        openai_upstream=f"http://127.0.0.1:{port}", anthropic_upstream=f"http://127.0.0.1:{port}"
+    )
     with pytest.raises(openai.InternalServerError) as err:
         _oa(srv).chat.completions.create(model="gpt-4o", messages=MSGS)
     assert err.value.status_code == 502
@@ -78,8 +79,9 @@ def test_upstream_timing_out_is_a_504(serve, fake):
     srv = serve(read_timeout_s=0.5)
     t = time.monotonic()
     with pytest.raises(openai.APIStatusError) as err:
-        _oa(srv).chat.completions.create(model="gpt-4o", messages=MSGS,
-                                         extra_headers={"x-fake-fault": "slow"})
+        _oa(srv).chat.completions.create(
+            model="gpt-4o", messages=MSGS, extra_headers={"x-fake-fault": "slow"}
+        )
     assert err.value.status_code == 504
     assert "timed out" in err.value.body["message"]
     assert time.monotonic() - t < 3
@@ -89,23 +91,34 @@ def test_upstream_timing_out_is_a_504(serve, fake):
 def test_malformed_upstream_json_is_a_502(serve, fake):
     srv = serve()
     with pytest.raises(openai.APIStatusError) as err:
-        _oa(srv).chat.completions.create(model="gpt-4o", messages=MSGS,
-                                         extra_headers={"x-fake-fault": "malformed"})
+        _oa(srv).chat.completions.create(
+            model="gpt-4o", messages=MSGS, extra_headers={"x-fake-fault": "malformed"}
+        )
     assert err.value.status_code == 502
     assert "not valid JSON" in err.value.body["message"]
     with pytest.raises(anthropic.APIStatusError) as aerr:
-        _an(srv).messages.create(model="claude-haiku-4-5", max_tokens=10, messages=MSGS,
-                                 extra_headers={"x-fake-fault": "malformed"})
+        _an(srv).messages.create(
+            model="claude-haiku-4-5",
+            max_tokens=10,
+            messages=MSGS,
+            extra_headers={"x-fake-fault": "malformed"},
+        )
     assert aerr.value.status_code == 502 and aerr.value.body["error"]["type"] == "api_error"
 
 
 def test_upstream_5xx_comes_back_unchanged_once(serve, fake):
     srv = serve()
     with pytest.raises(anthropic.InternalServerError) as err:
-        _an(srv).messages.create(model="claude-haiku-4-5", max_tokens=10, messages=MSGS,
-                                 extra_headers={"x-fake-fault": "500"})
-    assert err.value.body == {"type": "error", "error": {"type": "api_error",
-                                                          "message": "Internal server error"}}
+        _an(srv).messages.create(
+            model="claude-haiku-4-5",
+            max_tokens=10,
+            messages=MSGS,
+            extra_headers={"x-fake-fault": "500"},
+        )
+    assert err.value.body == {
+        "type": "error",
+        "error": {"type": "api_error", "message": "Internal server error"},
+    }
     assert "x-glyphfold-error" not in err.value.response.headers
     assert len(fake.received) == 1  # no retry storm
 
@@ -116,7 +129,8 @@ def test_openai_stream_broken_mid_way_ends_with_an_error_event(serve, fake, faul
     got = []
     with pytest.raises(openai.APIError) as err:
         stream = _oa(srv).chat.completions.create(
-            model="gpt-4o", messages=MSGS, stream=True, extra_headers={"x-fake-fault": fault})
+            model="gpt-4o", messages=MSGS, stream=True, extra_headers={"x-fake-fault": fault}
+        )
         for chunk in stream:
             got.append(chunk.choices[0].delta.content)
     assert got[0] == "ok" and len(got) == 2  # what arrived before the break was relayed as it came
@@ -129,8 +143,12 @@ def test_anthropic_stream_killed_mid_way_ends_with_an_error_event(serve, fake):
     srv = serve()
     with (
         pytest.raises(anthropic.APIStatusError) as err,
-        _an(srv).messages.stream(model="claude-haiku-4-5", max_tokens=10, messages=MSGS,
-                                 extra_headers={"x-fake-fault": "die-mid-stream"}) as s,
+        _an(srv).messages.stream(
+            model="claude-haiku-4-5",
+            max_tokens=10,
+            messages=MSGS,
+            extra_headers={"x-fake-fault": "die-mid-stream"},
+        ) as s,
     ):
         for _ in s.text_stream:
             pass
@@ -142,8 +160,12 @@ def test_client_disconnecting_mid_stream_closes_the_upstream(serve, fake):
     srv = serve()
     opened, closed = fake.streams_open, fake.streams_closed
     body = {"model": "gpt-4o", "messages": MSGS, "stream": True}
-    with httpx.Client() as c, c.stream("POST", srv.url + "/v1/chat/completions", json=body,
-                                       headers={"x-fake-fault": "drip"}) as r:
+    with (
+        httpx.Client() as c,
+        c.stream(
+            "POST", srv.url + "/v1/chat/completions", json=body, headers={"x-fake-fault": "drip"}
+        ) as r,
+    ):
         it = r.iter_bytes()
         assert b"data:" in next(it)
     # the client is gone: the proxy must close the upstream stream, not drain it
@@ -159,14 +181,18 @@ def test_bodies_over_the_limit_are_a_provider_shaped_413(serve, fake, chunked):
     srv = serve(max_body_bytes=50_000)
     h = anthropic_history(20)
     with pytest.raises(anthropic.APIStatusError) as err:
-        _an(srv).messages.create(model="claude-haiku-4-5", max_tokens=10, system=h["system"],
-                                 messages=h["messages"])
+        _an(srv).messages.create(
+            model="claude-haiku-4-5", max_tokens=10, system=h["system"], messages=h["messages"]
+        )
     assert err.value.status_code == 413
     assert err.value.body["error"]["type"] == "request_too_large"
     big = b'{"model":"gpt-4o","messages":[' + b" " * 60_000 + b"]}"
     content = iter([big[:30_000], big[30_000:]]) if chunked else big
-    r = httpx.post(srv.url + "/v1/chat/completions", content=content,
-                   headers={"content-type": "application/json"})
+    r = httpx.post(
+        srv.url + "/v1/chat/completions",
+        content=content,
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 413
     assert r.json()["error"]["code"] == "request_too_large"
     assert fake.received == []
@@ -193,7 +219,8 @@ def test_other_paths_pass_through_unchanged(serve, fake):
 
 def test_a_body_that_is_not_json_is_a_400(serve, fake):
     srv = serve()
-    r = httpx.post(srv.url + "/v1/messages", content=b"{nope",
-                   headers={"anthropic-version": "2023-06-01"})
+    r = httpx.post(
+        srv.url + "/v1/messages", content=b"{nope", headers={"anthropic-version": "2023-06-01"}
+    )
     assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_request_error"
     assert fake.received == []

@@ -74,8 +74,11 @@ def test_the_next_request_uses_the_window_the_upstream_stated(serve, fake):
     history = openai_history(26, chars=4_000)
     client = _oa(srv)
     client.chat.completions.create(model=UNKNOWN, messages=history)
-    grown = [*history, {"role": "assistant", "content": "Read them all."},
-             {"role": "user", "content": "Fix it now."}]
+    grown = [
+        *history,
+        {"role": "assistant", "content": "Read them all."},
+        {"role": "user", "content": "Fix it now."},
+    ]
     raw = client.chat.completions.with_raw_response.create(model=UNKNOWN, messages=grown)
     # the upstream said "maximum context length is 20000 tokens": the proxy now knows
     # this model's own window and compacts proactively
@@ -115,8 +118,9 @@ def test_anthropic_exhausted_recovery_returns_anthropics_error(serve, fake):
     try:
         with pytest.raises(anthropic.BadRequestError) as err:
             h = anthropic_history(26)
-            _an(srv).messages.create(model=UNKNOWN, max_tokens=100, system=h["system"],
-                                     messages=h["messages"])
+            _an(srv).messages.create(
+                model=UNKNOWN, max_tokens=100, system=h["system"], messages=h["messages"]
+            )
     finally:
         fake.windows.pop(UNKNOWN)
     assert err.value.body["error"]["message"].startswith("prompt is too long")
@@ -129,7 +133,8 @@ def test_errors_that_are_not_overflows_are_never_retried(serve, fake, fault, sta
     srv = serve()
     with pytest.raises(openai.APIStatusError) as err:
         _oa(srv).chat.completions.create(
-            model=UNKNOWN, messages=openai_history(26), extra_headers={"x-fake-fault": fault})
+            model=UNKNOWN, messages=openai_history(26), extra_headers={"x-fake-fault": fault}
+        )
     assert err.value.status_code == status
     assert len(fake.received) == 1
     assert "x-glyphfold-recovery" not in err.value.response.headers
@@ -150,8 +155,12 @@ def test_overflow_as_the_first_stream_event_is_retried(serve, fake, provider):
     else:
         h = anthropic_history(26)
         with _an(srv).messages.with_streaming_response.create(
-            model=UNKNOWN, max_tokens=100, system=h["system"], messages=h["messages"],
-            stream=True, extra_headers=hdr,
+            model=UNKNOWN,
+            max_tokens=100,
+            system=h["system"],
+            messages=h["messages"],
+            stream=True,
+            extra_headers=hdr,
         ) as resp:
             body = resp.read().decode()
             headers = resp.headers
@@ -166,7 +175,9 @@ def test_recovery_counts_in_metrics(serve, fake):
     import httpx
 
     text = httpx.get(srv.url + "/metrics").text
-    assert 'glyphfold_serve_recoveries_total{endpoint="chat_completions",outcome="retried"} 1.0' \
+    assert (
+        'glyphfold_serve_recoveries_total{endpoint="chat_completions",outcome="retried"} 1.0'
         in text
+    )
     assert 'kind="reactive"' in text
     assert json.loads(httpx.get(srv.url + "/healthz").text)["status"] == "ok"

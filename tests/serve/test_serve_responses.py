@@ -16,11 +16,23 @@ WINDOW = 20_000
 def _items(steps: int, chars: int) -> list[dict]:
     out: list[dict] = [{"role": "user", "content": "Find the failing test."}]
     for i in range(steps):
-        out.append({"type": "function_call", "call_id": f"call_{i}", "name": "bash",
-                    "arguments": json.dumps({"cmd": f"cat log{i}.txt"})})
-        out.append({"type": "function_call_output", "call_id": f"call_{i}",
-                    "output": "\n".join(f"{i}:{k} test_parser ok value {k * i}"
-                                        for k in range(chars // 32))})
+        out.append(
+            {
+                "type": "function_call",
+                "call_id": f"call_{i}",
+                "name": "bash",
+                "arguments": json.dumps({"cmd": f"cat log{i}.txt"}),
+            }
+        )
+        out.append(
+            {
+                "type": "function_call_output",
+                "call_id": f"call_{i}",
+                "output": "\n".join(
+                    f"{i}:{k} test_parser ok value {k * i}" for k in range(chars // 32)
+                ),
+            }
+        )
     return out
 
 
@@ -30,7 +42,8 @@ def test_responses_history_5x_over_the_window_completes(serve, fake):
     before = copy.deepcopy(items)
     client = openai.OpenAI(base_url=srv.url + "/v1", api_key="sk-x", max_retries=0)
     raw = client.responses.with_raw_response.create(
-        model="fake-model", instructions="You are a careful agent.", input=items)
+        model="fake-model", instructions="You are a careful agent.", input=items
+    )
     assert raw.parse().output_text.startswith("ok ")
     assert items == before
     b, a = map(int, raw.headers["x-glyphfold-tokens"].split("->"))
@@ -53,7 +66,10 @@ def test_responses_overflow_is_recovered(serve, fake):
 def test_a_continued_response_is_forwarded_as_it_is(serve, fake):
     srv = serve(windows={"fake-model": WINDOW})
     client = openai.OpenAI(base_url=srv.url + "/v1", api_key="sk-x", max_retries=0)
-    client.responses.create(model="fake-model", previous_response_id="resp_1",
-                            input=[{"role": "user", "content": "and now?"}])
+    client.responses.create(
+        model="fake-model",
+        previous_response_id="resp_1",
+        input=[{"role": "user", "content": "and now?"}],
+    )
     (got,) = fake.received
     assert json.loads(got.body)["previous_response_id"] == "resp_1"

@@ -54,9 +54,7 @@ def test_openai_history_5x_over_window_completes(serve, fake, stream):
         with client.chat.completions.with_streaming_response.create(
             model=MODEL, messages=history, stream=True
         ) as resp:
-            text = "".join(
-                c.choices[0].delta.content or "" for c in resp.parse() if c.choices
-            )
+            text = "".join(c.choices[0].delta.content or "" for c in resp.parse() if c.choices)
             headers = resp.headers
     else:
         raw = client.chat.completions.with_raw_response.create(model=MODEL, messages=history)
@@ -109,13 +107,16 @@ def test_next_turn_reuses_the_compacted_prefix(serve, fake):
     history = openai_history(25, chars=16_000)
     client = _oa(srv)
     client.chat.completions.create(model=MODEL, messages=history)
-    grown = [*history, {"role": "assistant", "content": "Done reading."},
-             {"role": "user", "content": "Now fix it."}]
+    grown = [
+        *history,
+        {"role": "assistant", "content": "Done reading."},
+        {"role": "user", "content": "Now fix it."},
+    ]
     raw = client.chat.completions.with_raw_response.create(model=MODEL, messages=grown)
     assert raw.headers["x-glyphfold-cache"] == "prefix"
     a, b = (json.loads(r.body)["messages"] for r in fake.accepted())
     assert b[: len(a)] == a
-    assert b[len(a):] == grown[len(history):]
+    assert b[len(a) :] == grown[len(history) :]
 
 
 def test_count_tokens_prices_the_compacted_request(serve, fake):

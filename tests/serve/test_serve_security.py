@@ -32,16 +32,23 @@ def _exercise(srv, down_srv):
     for fault in ("500", "malformed", "die-mid-stream"):
         with pytest.raises(openai.APIError):
             stream = oa.chat.completions.create(
-                model="gpt-4o", messages=[{"role": "user", "content": "x"}], stream=True,
-                extra_headers={"x-fake-fault": fault})
+                model="gpt-4o",
+                messages=[{"role": "user", "content": "x"}],
+                stream=True,
+                extra_headers={"x-fake-fault": fault},
+            )
             for _ in stream:
                 pass
     h = anthropic_history(25, chars=16_000)
-    an.messages.create(model="fake-model", max_tokens=10, system=h["system"],
-                       messages=h["messages"])
+    an.messages.create(
+        model="fake-model", max_tokens=10, system=h["system"], messages=h["messages"]
+    )
     with pytest.raises(anthropic.APIStatusError):
-        an.messages.create(model="claude-haiku-4-5", max_tokens=10,
-                           messages=[{"role": "user", "content": "y" * 1_200_000}])  # 413
+        an.messages.create(
+            model="claude-haiku-4-5",
+            max_tokens=10,
+            messages=[{"role": "user", "content": "y" * 1_200_000}],
+        )  # 413
     oa.models.list()
     bad = openai.OpenAI(base_url=down_srv.url + "/v1", api_key=OA_KEY, max_retries=0)
     with pytest.raises(openai.APIStatusError) as err:
@@ -53,8 +60,12 @@ def test_keys_pass_through_untouched_and_are_never_recorded(serve, fake, tmp_pat
     caplog.set_level(logging.DEBUG)
     log = tmp_path / "events.jsonl"
     db = tmp_path / "store.db"
-    srv = serve(windows={"fake-model": 20_000}, event_log=str(log), db=f"sqlite:///{db}",
-                max_body_bytes=1_000_000)
+    srv = serve(
+        windows={"fake-model": 20_000},
+        event_log=str(log),
+        db=f"sqlite:///{db}",
+        max_body_bytes=1_000_000,
+    )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = s.getsockname()[1]
@@ -94,9 +105,11 @@ def test_no_request_can_choose_the_upstream(serve, fake):
     # absolute-form target and a forged Host: the proxy still talks to its configured upstream
     port = int(srv.url.rsplit(":", 1)[1])
     body = b'{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}'
-    req = (b"POST http://evil.invalid/v1/chat/completions HTTP/1.1\r\nHost: evil.invalid\r\n"
-           b"X-Forwarded-Host: evil.invalid\r\nContent-Type: application/json\r\n"
-           b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+    req = (
+        b"POST http://evil.invalid/v1/chat/completions HTTP/1.1\r\nHost: evil.invalid\r\n"
+        b"X-Forwarded-Host: evil.invalid\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body
+    )
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(req)
         reply = b""
@@ -108,8 +121,10 @@ def test_no_request_can_choose_the_upstream(serve, fake):
     up = Upstream("openai", "https://api.example.com/v1", ServeConfig())
     for path in (b"//evil.invalid/v1/x", b"/v1/../../@evil.invalid/x", b"http://evil.invalid/"):
         assert up.url(path, b"").host == "api.example.com"
-    assert str(up.url(b"/v1/chat/completions", b"a=1")) == \
-        "https://api.example.com/v1/chat/completions?a=1"
+    assert (
+        str(up.url(b"/v1/chat/completions", b"a=1"))
+        == "https://api.example.com/v1/chat/completions?a=1"
+    )
 
 
 def test_loopback_is_the_default_and_others_are_recognised():

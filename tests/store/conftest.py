@@ -20,9 +20,9 @@ from glyphfold.compaction.store import Store, open_store
 
 
 def _pg_required() -> bool:
-    return os.environ.get("CI", "").lower() == "true" or os.environ.get(
-        "GLYPHFOLD_REQUIRE_PG"
-    ) == "1"
+    return (
+        os.environ.get("CI", "").lower() == "true" or os.environ.get("GLYPHFOLD_REQUIRE_PG") == "1"
+    )
 
 
 def _unavailable(reason: str) -> None:

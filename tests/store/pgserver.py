@@ -62,16 +62,39 @@ def start(base: str | None = None) -> tuple[str, Path]:
     run = dict(check=True, capture_output=True, text=True, cwd="/")
     subprocess.run(
         _as_owner(
-            [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
-             "--no-sync", "-E", "UTF8", "--locale", "C"]
+            [
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale",
+                "C",
+            ]
         ),
         **run,
     )
     options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c max_connections=60"
     subprocess.run(
         _as_owner(
-            [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w",
-             "-t", "60", "-o", options, "start"]
+            [
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(root / "log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                options,
+                "start",
+            ]
         ),
         **run,
     )
@@ -84,9 +107,12 @@ def stop(root: str | Path) -> None:
     bindir = pg_bin()
     if bindir is not None and (root / "data").exists():
         subprocess.run(
-            _as_owner([str(bindir / "pg_ctl"), "-D", str(root / "data"), "-m", "immediate",
-                       "-w", "stop"]),
-            capture_output=True, cwd="/", check=False,
+            _as_owner(
+                [str(bindir / "pg_ctl"), "-D", str(root / "data"), "-m", "immediate", "-w", "stop"]
+            ),
+            capture_output=True,
+            cwd="/",
+            check=False,
         )
     shutil.rmtree(root, ignore_errors=True)
 

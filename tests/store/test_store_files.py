@@ -185,6 +185,7 @@ def test_newer_schema_store_is_not_switched_to_wal(tmp_path):
 
 # -- upgrades of stores that old versions wrote ---------------------------------------------
 
+
 def _cases(url: str) -> list[tuple[int, list[dict]]]:
     wide = wide_turn(incompressible_ids(80))
     if url.startswith("sqlite"):

@@ -30,8 +30,9 @@ def test_ladder_run_is_stored_and_drops_checkpoints_it_trimmed(store):
     result = glyphfold.compact(store.path(conv), budget=2500, profile="text-only")
     assert result.fits
     # elision keeps positions, so every rung's indices are indices into the stored path
-    assert all(len(e.removed) == 0 or max(r.index for r in e.removed) < len(records)
-               for e in result.ledger)
+    assert all(
+        len(e.removed) == 0 or max(r.index for r in e.removed) < len(records) for e in result.ledger
+    )
     replaced = sorted(
         {records[r.index].id for e in result.ledger for r in e.removed if r.dest == "trimmed"}
     )

@@ -22,12 +22,9 @@ def _make_v1_store(url: str) -> tuple[str, list[int]]:
     try:
         with backend.write(schema_lock=True) as tx:
             schema.apply(tx.run, schema.MIGRATIONS[0], backend.dialect)
+            tx.run("INSERT INTO glyphfold_meta (key, value) VALUES (?, ?)", ("schema_version", "1"))
             tx.run(
-                "INSERT INTO glyphfold_meta (key, value) VALUES (?, ?)", ("schema_version", "1")
-            )
-            tx.run(
-                "INSERT INTO conversations (id, title, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?)",
+                "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
                 ("old-conv", "from v1", 1.0, 1.0),
             )
             parent, ids = None, []
@@ -37,8 +34,19 @@ def _make_v1_store(url: str) -> tuple[str, list[int]]:
                     "INSERT INTO messages (conversation_id, parent_id, depth, role, turn_start, "
                     "ends_turn, tool_call_ids, tool_result_ids, tokens, payload, created_at) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    ("old-conv", parent, depth, role, int(depth == 0), depth, "[]", "[]", 5,
-                     f'{{"role": "{role}", "content": "{text}"}}', 1.0),
+                    (
+                        "old-conv",
+                        parent,
+                        depth,
+                        role,
+                        int(depth == 0),
+                        depth,
+                        "[]",
+                        "[]",
+                        5,
+                        f'{{"role": "{role}", "content": "{text}"}}',
+                        1.0,
+                    ),
                 )
                 ids.append(parent)
             tx.run("UPDATE conversations SET tip_id = ? WHERE id = ?", (parent, "old-conv"))

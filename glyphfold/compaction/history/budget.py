@@ -40,6 +40,7 @@ def recovery_target(estimate: int) -> int:
     """The reactive-recovery target for a history of ``estimate`` tokens (SPEC §3.6)."""
     return math.floor(estimate * RECOVERY_FRACTION)
 
+
 # The compatibility stub of SPEC §3.1: not any model's reality, just the budget
 # legacy profiles had and the window operand when nothing better is known.
 DEFAULT_BUDGET_TOKENS = 32_000

@@ -38,7 +38,7 @@ HEADER_B64_CHARS = 64 * 1024
 
 
 def image_format(data: bytes) -> str | None:
-    """"PNG", "JPEG", "GIF" or "WEBP" from the magic bytes, or None."""
+    """ "PNG", "JPEG", "GIF" or "WEBP" from the magic bytes, or None."""
     for magic, at, name in _MAGIC:
         if data[at : at + len(magic)] == magic:
             return name

@@ -172,9 +172,7 @@ class Snapshot:
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
         return units, Source(imaged, tool_names(history), self.config.transcript)
 
-    def _page_cap(
-        self, history: History, reg: Regions, units: list[Unit], profile: Profile
-    ) -> int:
+    def _page_cap(self, history: History, reg: Regions, units: list[Unit], profile: Profile) -> int:
         msgs = history.messages
         kept = [*msgs[: reg.head_end], *msgs[reg.tail_start :]]
         kept += [msgs[i] for u in units if u.kept for i in range(u.start, u.end)]
