@@ -335,7 +335,7 @@ def test_text_only_profile_skips_snapshots(session):
 
 
 def test_page_budget_drops_the_oldest_middle_visibly(session):
-    """SPEC §5.6: over the page budget, tool output goes first, then steps; users last."""
+    """SPEC §5.9: over the page budget, tool output goes first, then steps; users last."""
     two = compact(
         session,
         budget=SNAP,

@@ -1,4 +1,4 @@
-"""Elision rung: clear what agents fill the window with, in the middle (SPEC §5, §5.5).
+"""Elision rung: clear what agents fill the window with, in the middle (SPEC §5.5, §5.8).
 
 Outside the head and the tail, in any turn, oldest first and only as much as the
 target needs (SPEC §5.6):
