@@ -61,13 +61,8 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     )
     from glyphfold.compaction.history.evict import EvictingHistory
     from glyphfold.compaction.history.loop_guard import LoopGuard
-    from glyphfold.compaction.history.messages import (
-        FORMATS,
-        History,
-        detect_format,
-        to_canonical,
-        to_wire,
-    )
+    from glyphfold.compaction.history.messages import detect_format, to_canonical, to_wire
+    from glyphfold.compaction.history.model import FORMATS, History
     from glyphfold.compaction.history.overflow import is_context_overflow_error
     from glyphfold.compaction.history.request import prepare_request
     from glyphfold.compaction.history.tokens import (
@@ -112,7 +107,7 @@ _LAZY: dict[str, str] = {
     "get_profile": "glyphfold.render.profiles",
     "profile_names": "glyphfold.render.profiles",
     # history core (compaction/: messages, turns, validate, events, ...)
-    "History": "glyphfold.compaction.history.messages",
+    "History": "glyphfold.compaction.history.model",
     "to_canonical": "glyphfold.compaction.history.messages",
     "to_wire": "glyphfold.compaction.history.messages",
     "segment_turns": "glyphfold.compaction.history.turns",
@@ -170,7 +165,7 @@ _LAZY: dict[str, str] = {
     "BedrockRequestCounter": "glyphfold.compaction.history.counters",
     "calibrated_budget": "glyphfold.compaction.history.counters",
     "detect_format": "glyphfold.compaction.history.messages",
-    "FORMATS": "glyphfold.compaction.history.messages",
+    "FORMATS": "glyphfold.compaction.history.model",
     # named glyph shapes and the bundled pixel fonts
     "Shape": "glyphfold.render.shapes",
     "get_shape": "glyphfold.render.shapes",

@@ -13,7 +13,9 @@ from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, Summar
 from glyphfold.compaction.history.messages import to_canonical
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.validate import find_violations
-from glyphfold.compaction.ladder.api import LadderConfig, compact, provider_messages, recover, shake
+from glyphfold.compaction.ladder.api import compact, recover, shake
+from glyphfold.compaction.ladder.provider import provider_messages
+from glyphfold.compaction.ladder.registry import LadderConfig
 from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
 from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
 from glyphfold.compaction.ladder.transcript import plain_text

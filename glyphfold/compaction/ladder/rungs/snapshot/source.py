@@ -26,7 +26,7 @@ from glyphfold.compaction.history.markers import (
     glyphfold_meta,
     marker_kind,
 )
-from glyphfold.compaction.history.messages import Image, Message, Text, ToolCall, ToolResult
+from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.provider_blocks import is_thinking_block
 from glyphfold.compaction.ladder.rungs.common import result_text, stub_arguments
 from glyphfold.compaction.ladder.rungs.notable import elision_stub
