@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     from glyphfold.compaction.history.validate import validate_history
     from glyphfold.compaction.ladder.aio import acompact, arecover, ashake
     from glyphfold.compaction.ladder.api import compact, recover, shake
+    from glyphfold.compaction.ladder.compactor import Compactor, Fitted, needs_compaction
     from glyphfold.compaction.ladder.provider import provider_messages
     from glyphfold.compaction.ladder.registry import LadderConfig
     from glyphfold.compaction.ladder.result import CompactionResult
@@ -145,6 +146,9 @@ _LAZY: dict[str, str] = {
     "prepare_request": "glyphfold.compaction.history.request",
     "open_store": "glyphfold.compaction.store",
     "compact": "glyphfold.compaction.ladder.api",
+    "Compactor": "glyphfold.compaction.ladder.compactor",
+    "Fitted": "glyphfold.compaction.ladder.compactor",
+    "needs_compaction": "glyphfold.compaction.ladder.compactor",
     "recover": "glyphfold.compaction.ladder.api",
     "shake": "glyphfold.compaction.ladder.api",
     "CompactionResult": "glyphfold.compaction.ladder.result",
@@ -183,6 +187,7 @@ __all__ = [
     "BudgetConfig",
     "CheckpointDropped",
     "CompactionResult",
+    "Compactor",
     "ConflictError",
     "ContextOverflowError",
     "CorruptStoreError",
@@ -191,6 +196,7 @@ __all__ = [
     "EstimateRequestCounter",
     "EventBus",
     "EvictingHistory",
+    "Fitted",
     "FontNotFoundError",
     "GeminiRequestCounter",
     "GlyphfoldError",
@@ -241,6 +247,7 @@ __all__ = [
     "get_profile",
     "get_shape",
     "is_context_overflow_error",
+    "needs_compaction",
     "open_store",
     "prepare_request",
     "profile_names",
