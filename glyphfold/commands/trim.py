@@ -95,7 +95,7 @@ def _finish(
 ) -> int:
     from glyphfold.commands._history_io import json_text
     from glyphfold.commands._output import write_text
-    from glyphfold.commands._term import note, print_json
+    from glyphfold.commands._term import count, note, print_json
 
     e = res.event
     over = budget is not None and budget > 0 and res.tokens_after > budget
@@ -116,8 +116,8 @@ def _finish(
     }
     if e is not None:
         line = (
-            f"trimmed ({e.reason}): dropped {e.dropped_messages:,} messages in "
-            f"{e.dropped_turns:,} turns, kept {e.kept_turns:,} turns, "
+            f"trimmed ({e.reason}): dropped {count(e.dropped_messages, 'message')} in "
+            f"{count(e.dropped_turns, 'turn')}, kept {count(e.kept_turns, 'turn')}, "
             f"~{e.tokens_before:,} -> ~{e.tokens_after:,} tokens"
         )
     else:

@@ -185,10 +185,31 @@ def test_import_of_dev_zero_is_refused(capsys, tmp_path):
 def test_stdin_reads_are_bounded(capsys, monkeypatch, tmp_path):
     from glyphfold.commands import _history_io
 
-    monkeypatch.setattr(_history_io.read_input_bytes, "__kwdefaults__", {"max_bytes": 1000})
+    defaults = {"max_bytes": 1000, "advice": _history_io.HISTORY_ADVICE}
+    monkeypatch.setattr(_history_io.read_input_bytes, "__kwdefaults__", defaults)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"[" + b" " * 5000 + b"]")))
     code, _, err = run(capsys, "import", "--db", tmp_path / "s.db", "-")
-    assert code == 2 and "larger than 1,000 bytes" in err
+    assert code == 2 and "more than 1,000 bytes" in err
+
+
+def test_a_huge_history_is_refused_before_it_is_read(tmp_path, capsys):
+    """Issue 24: a 600 MB file was refused only after reading 512 MB of it (5 s, 545 MB RSS).
+    The size is checked first: the message names it exactly, and nothing is read."""
+    import tracemalloc
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as fh:  # sparse: no disk used
+        fh.truncate(600 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        code, _, err = run(capsys, "validate", big)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert code == 2
+    assert f"{600 * 1024 * 1024:,} bytes" in err and "nothing read" in err
+    assert "jq" in err and "split it first" not in err  # advice for a JSON history
+    assert peak < 64 * 1024 * 1024
 
 
 @pytest.mark.parametrize("command", ["validate", "compact", "import", "trim"])
