@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from glyphfold.commands._output import write_text
+from glyphfold.commands._output import OutputFile, write_text
 from glyphfold.commands._term import dumps, note
 from glyphfold.compaction.history.model import FORMATS as WIRE_FORMATS
 from glyphfold.errors import HistoryFormatError, InputError
@@ -165,7 +165,7 @@ def json_text(data: Any) -> str:
     return dumps(data, indent=1, default=_json_bytes) + "\n"
 
 
-def write_json(data: Any, target: Path | None) -> None:
+def write_json(data: Any, target: Path | OutputFile | None) -> None:
     """Write JSON atomically to ``target`` (from ``_output.output_file``) or stdout."""
     write_text(json_text(data), target)
 
