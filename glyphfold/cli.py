@@ -5,6 +5,10 @@ Subcommands live in ``glyphfold/commands/<name>.py``; each module defines
 heavy imports (numba, numpy, PIL) inside ``run`` so ``glyphfold --help`` is fast.
 The registry below is explicit: a command exists because it is listed here, and
 ``glyphfold --help`` lists the commands in this order. Reference: docs/cli.md.
+
+The docs ship inside the package (``glyphfold/docs``): every ``--help`` that cites
+``docs/...`` says where that folder is installed, so the citation resolves on the
+user's machine (the project has no public web address to point at).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from glyphfold.errors import GlyphfoldError
@@ -55,6 +60,7 @@ exit codes:
   2  bad usage or bad input (one line on stderr, no traceback)
 
 `glyphfold COMMAND --help` describes a command; the reference is docs/cli.md.
+{docs_line}
 Progress of long work is shown on stderr when it is a terminal; -q/--quiet hides it
 and the summaries (errors, warnings and repairs are always printed)."""
 
@@ -62,6 +68,22 @@ and the summaries (errors, warnings and repairs are always printed)."""
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2
         self.exit(EXIT_USAGE, f"glyphfold: error: {message}\n")
+
+
+def docs_dir() -> Path:
+    """The installed docs folder (``glyphfold/docs``; in a checkout, the repository's docs/)."""
+    return (Path(__file__).parent / "docs").resolve()
+
+
+def _docs_line() -> str:
+    """Where ``docs/...`` in a help text is on this machine (one line)."""
+    return f"docs/ is installed with glyphfold at {docs_dir()}/ (Markdown; any viewer reads it)"
+
+
+def _cites_docs(parser: argparse.ArgumentParser) -> bool:
+    texts = [parser.description or "", parser.epilog or ""]
+    texts += [a.help or "" for a in parser._actions if isinstance(a.help, str)]
+    return any("docs/" in t for t in texts)
 
 
 def _version() -> str:
@@ -75,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="glyphfold",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=EPILOG.format(docs_line=_docs_line()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
@@ -94,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "-q", "--quiet", action="store_true", help="no progress and no summary on stderr"
             )
         p.set_defaults(_run=module.run)
+        if _cites_docs(p):
+            p.epilog = f"{p.epilog}\n\n{_docs_line()}" if p.epilog else _docs_line()
     return parser
 
 

@@ -88,6 +88,12 @@ def run(args: argparse.Namespace) -> int:
     from glyphfold.render.page import PageWriter, prepare
     from glyphfold.samples.mixed_text import mixed_transcript
 
+    try:
+        import PIL  # noqa: F401  (the baseline: an optional dependency)
+    except ImportError:
+        msg = "bench's baseline renders with Pillow, which is not installed: "
+        msg += "pip install 'glyphfold[bench]'"
+        raise InputError(msg) from None
     if args.chars < 1000:
         msg = f"--chars must be at least 1000, got {args.chars}"
         raise InputError(msg)
