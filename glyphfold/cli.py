@@ -65,9 +65,23 @@ Progress of long work is shown on stderr when it is a terminal; -q/--quiet hides
 and the summaries (errors, warnings and repairs are always printed)."""
 
 
+class _UsageError(Exception):
+    """A command line argparse rejects (exit 2; printed by :func:`main`)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2
-        self.exit(EXIT_USAGE, f"glyphfold: error: {message}\n")
+        raise _UsageError(message)
+
+
+def _fail(message: str, *, json_out: bool) -> int:
+    """An exit-2 error: one line on stderr; with --json also one object on stdout."""
+    from glyphfold.commands._term import escape, print_json
+
+    print(f"glyphfold: error: {escape(message)}", file=sys.stderr)
+    if json_out:
+        print_json({"error": message, "exit_code": EXIT_USAGE})
+    return EXIT_USAGE
 
 
 def docs_dir() -> Path:
@@ -122,17 +136,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the process exit code."""
+    """Run the CLI; return the process exit code.
+
+    With ``--json`` stdout carries exactly one JSON object whatever the exit code: the
+    report (0), the report with ``error`` and ``exit_code`` (1), or ``{"error",
+    "exit_code": 2}`` (2); the error line is on stderr too (docs/cli.md, Conventions).
+    """
     from glyphfold.commands._progress import configure
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    json_out = "--json" in argv
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+    except _UsageError as exc:
+        return _fail(str(exc), json_out=json_out)
+    except SystemExit as exc:  # --help or --version (already printed)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if getattr(args, "_run", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    json_out = bool(getattr(args, "json", False))
     configure(quiet=bool(getattr(args, "quiet", False)))
     try:
         return int(args._run(args) or 0)
@@ -142,16 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except (GlyphfoldError, OSError, ValueError, UnicodeError) as exc:
-        from glyphfold.commands._term import escape
-
-        print(f"glyphfold: error: {escape(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(str(exc), json_out=json_out)
     except RecursionError:
-        print("glyphfold: error: the input is nested too deeply", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail("the input is nested too deeply", json_out=json_out)
     except MemoryError:
-        print("glyphfold: error: out of memory (the input is too large)", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail("out of memory (the input is too large)", json_out=json_out)
 
 
 if __name__ == "__main__":  # pragma: no cover

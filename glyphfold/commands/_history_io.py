@@ -293,6 +293,18 @@ def sweep_line(report: dict[str, Any]) -> str:
     return "repaired the input: " + "; ".join(parts) + " (docs/history.md#the-orphan-sweep)"
 
 
+_LIBRARY_ADVICE = "; raise the budget or allow more rungs"
+
+
+def overflow_line(exc: Exception, advice: str) -> str:
+    """A ContextOverflowError's message with the library's advice ("allow more rungs")
+    replaced by the options of the command that ran (``advice``)."""
+    text = str(exc)
+    if text.endswith(_LIBRARY_ADVICE):
+        text = text[: -len(_LIBRARY_ADVICE)]
+    return f"{text}; {advice}"
+
+
 def report_sweep(report: dict[str, Any] | None) -> None:
     """Print the sweep's line on stderr (a repair changes the output: said even with --quiet)."""
     if report is not None:

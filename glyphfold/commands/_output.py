@@ -139,11 +139,13 @@ def output_file(spec: str | None, *, option: str = "-o") -> OutputFile | None:
     return OutputFile(path, spec, False)
 
 
-def output_dir(spec: str | os.PathLike[str], *, option: str = "--out") -> Path:
+def output_dir(spec: str | os.PathLike[str], *, option: str = "--out", create: bool = True) -> Path:
     """Check (and create, one level) an output folder before the work.
 
     The folder itself is created when missing; its parent must exist. A path the
-    user typed may be a symlink to a folder.
+    user typed may be a symlink to a folder. ``create=False`` only checks that it
+    could be created (its parent is a writable folder): a command that may end
+    with nothing to write creates it afterwards, with a second call.
     """
     path = Path(spec)
     if path.exists() and not path.is_dir():
@@ -154,6 +156,9 @@ def output_dir(spec: str | os.PathLike[str], *, option: str = "--out") -> Path:
             msg = f"{option} {spec} is a dangling symlink"
             raise InputError(msg)
         _need_folder(path.parent, option, spec)
+        if not create:
+            _probe(path.parent, f"{option} {spec}")
+            return path
         try:
             path.mkdir()
         except OSError as exc:

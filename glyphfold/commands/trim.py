@@ -128,12 +128,13 @@ def _finish(
             if over
             else f"the history (~{res.tokens_before:,} tokens) has no older turn to drop"
         )
-        if args.json:
-            print_json(data)
-        note(
-            f"glyphfold: cannot trim to the target: {why}; nothing written "
+        line = (
+            f"cannot trim to the target: {why}; nothing written "
             "(`glyphfold compact` images the middle of a turn)"
         )
+        if args.json:
+            print_json({**data, "error": line, "exit_code": 1})
+        note(f"glyphfold: {line}")
         return 1
     write_text(json_text(restore(res.history)), target)
     if args.json:

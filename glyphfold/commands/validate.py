@@ -43,17 +43,19 @@ def run(args: argparse.Namespace) -> int:
         turns = len(segment_turns(h).turns)
         tokens = history_tokens(h, profile=args.profile)
     if args.json:
-        print_json(
-            {
-                "format": h.format,
-                "messages": len(h.messages),
-                "turns": turns,
-                "tokens": tokens,
-                "violations": [
-                    {"index": v.index, "rule": v.rule, "problem": v.problem} for v in violations
-                ],
-            }
-        )
+        data = {
+            "format": h.format,
+            "messages": len(h.messages),
+            "turns": turns,
+            "tokens": tokens,
+            "violations": [
+                {"index": v.index, "rule": v.rule, "problem": v.problem} for v in violations
+            ],
+        }
+        if violations:
+            error = f"the history breaks {count(len(violations), 'provider rule')}"
+            data.update(error=error, exit_code=1)
+        print_json(data)
     else:
         for v in violations:
             say(v)

@@ -142,3 +142,97 @@ def test_rich_tables_keep_whole_headers_at_80_columns(tmp_path, capsys, monkeypa
         assert head in out, head
     assert max(len(ln) for ln in out.splitlines()) <= 80
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", out)  # the time whole too
+
+
+# ------------------------------------------------- one --json / -o / exit-code convention
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("compact", "--json", "--bogus"),  # argparse's own error
+        ("context", "--json", "missing.json"),  # a bad input
+        ("shake", "--json", "{in}"),  # --json without -o FILE
+        ("validate", "--json", "{in}", "--profile", "nope"),
+    ],
+)
+def test_json_exit_2_prints_one_error_object(session_file, capsys, argv):
+    """--json gave a JSON object on exit 1 (trim, compact) but nothing on exit 2."""
+    argv = [str(session_file) if a == "{in}" else a for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and err.startswith("glyphfold: error:") and err.count("\n") == 1
+    d = json.loads(out)
+    assert d["exit_code"] == 2 and d["error"] and d["error"] in err
+
+
+def test_json_exit_1_carries_error_and_exit_code(tmp_path, session_file, capsys):
+    for argv in (
+        ("trim", session_file, "--budget", "10", "-o", tmp_path / "t.json"),
+        ("compact", session_file, "--budget", "10", "-o", tmp_path / "c.json"),
+    ):
+        code, out, err = run(capsys, *argv, "--json")
+        assert code == 1, argv
+        d = json.loads(out)
+        assert d["exit_code"] == 1 and d["fits"] is False and d["error"] in err
+        assert not (tmp_path / "t.json").exists() and not (tmp_path / "c.json").exists()
+    orphan = {"role": "tool", "tool_call_id": "x", "content": "r"}
+    bad = write(tmp_path / "bad.json", [{"role": "user", "content": "a"}, orphan])
+    code, out, _ = run(capsys, "validate", bad, "--json")
+    d = json.loads(out)
+    assert code == 1 and d["exit_code"] == 1 and d["violations"] and d["error"]
+
+
+def test_shake_follows_the_convention(tmp_path, session_file, capsys):
+    """shake required -o and had no --json, unlike compact and trim."""
+    code, out, _ = run(capsys, "shake", session_file, "-q")
+    assert code == 0 and json.loads(out)["messages"]  # the history on stdout
+    code, out, _ = run(capsys, "shake", session_file, "-o", tmp_path / "s.json", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["tokens_after"] <= d["tokens_before"] and d["ledger"]
+    assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["messages"]
+
+
+# ------------------------------------------------- CLI words, not library words
+
+
+def test_summary_rung_without_summarizer_names_the_option(session_file, capsys, tmp_path):
+    code, _, err = run(
+        capsys, "compact", session_file, "--budget", "9000", "--rungs", "summary",
+        "-o", tmp_path / "o.json",
+    )  # fmt: skip
+    assert code == 2 and "--summarizer" in err and "summarizer=" not in err
+
+
+def test_compact_overflow_advice_names_the_options(session_file, capsys, tmp_path):
+    code, _, err = run(
+        capsys, "compact", session_file, "--budget", "1000", "--rungs", "elide",
+        "-o", tmp_path / "o.json",
+    )  # fmt: skip
+    assert code == 1 and "--budget" in err and "--rungs" in err
+    assert "allow more rungs" not in err
+
+
+@pytest.mark.slow
+def test_demo_that_cannot_fit_leaves_no_folder_and_says_budget(tmp_path, capsys):
+    """`demo` that cannot fit said "allow more rungs" (it has no rung option) and left an
+    empty --out folder behind."""
+    out = tmp_path / "d"
+    code, _, err = run(capsys, "demo", "--out", out, "--budget", "100")
+    assert code == 1 and "--budget" in err and "rungs" not in err
+    assert not out.exists()
+
+
+def test_bench_exits_1_when_it_prints_a_missed_target(capsys, monkeypatch):
+    """`bench` printed "23.85x (target <= 5x)" and exited 0."""
+    pytest.importorskip("PIL")
+    from glyphfold.commands import bench
+
+    missed = bench._targets({"speedup_vs_pillow": 66.0, "pixel_stage_vs_memset": 23.85})
+    assert [t["met"] for t in missed] == [True, False]
+    assert missed[1]["line"] == "pixel stage / memset: 23.85x (target <= 5x)"
+    monkeypatch.setattr(bench, "TARGETS", (("speedup_vs_pillow", "speedup", 1e12, True),))
+    code, out, err = run(capsys, "bench", "--chars", "2000", "--no-fresh", "--repeat", "1")
+    assert code == 1 and "MISSED" in out and "missed: speedup" in err
+    code, out, _ = run(capsys, "bench", "--chars", "2000", "--no-fresh", "--repeat", "1", "--json")
+    d = json.loads(out)
+    assert code == 1 and d["exit_code"] == 1 and d["targets"][0]["met"] is False
