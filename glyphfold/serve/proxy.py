@@ -275,7 +275,11 @@ class Proxy:
         )
         res = self.learned.apply(res)
         trace.model = model
-        trace.window = f"{res.window if res.window is not None else 'unknown'} ({res.source})"
+        trace.window = (
+            f"{res.window} ({res.source})"
+            if res.window is not None
+            else "unknown (not in the table; set --window MODEL=TOKENS)"
+        )
         budget = glyphfold.effective_context_budget(
             context_compact_ratio=self.cfg.budget_ratio, context_window=res.window
         )
