@@ -9,6 +9,7 @@ from cancellation, so no connection or task outlives it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -55,10 +56,8 @@ def first_event_error(chunk: bytes) -> Any:
             data.append(line[5:].removeprefix(" "))
     # no "data:" line: a bare JSON body ({"error": ...}) sent as the stream
     payload: Any = "\n".join(data) if data or event else text.strip()
-    try:
+    with contextlib.suppress(ValueError, RecursionError):
         payload = json.loads(payload)
-    except ValueError:
-        pass
     if event == "error":
         return payload if payload != "" else "error"
     if isinstance(payload, dict) and ("error" in payload or payload.get("type") == "error"):
