@@ -259,6 +259,12 @@ def _bpe_bindings() -> Any:
         raise TokenizerUnavailableError(msg) from exc
 
 
+def _utf8_len(text: str) -> int:
+    """UTF-8 size of ``text``; a lone surrogate (JS tools cut strings mid-pair) counts 3
+    bytes, as the U+FFFD a tokenizer makes of it, instead of raising UnicodeEncodeError."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def _utf8_safe(text: str) -> str:
     """Lone surrogates become U+FFFD, as tiktoken does before it encodes."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -421,7 +427,7 @@ def estimate_message_tokens(
     for b in message.blocks:
         if isinstance(b, Text):
             if heuristic and text_bytes:
-                chars += len(b.text.encode("utf-8"))
+                chars += _utf8_len(b.text)
             elif heuristic:
                 chars += len(b.text)
             else:
@@ -430,9 +436,7 @@ def estimate_message_tokens(
             for x in b.content:
                 if isinstance(x, Text):
                     if heuristic:
-                        chars += (
-                            len(x.text.encode("utf-8")) if tool_results_by_bytes else len(x.text)
-                        )
+                        chars += _utf8_len(x.text) if tool_results_by_bytes else len(x.text)
                     else:
                         total += c.count(x.text)
                 elif isinstance(x, Image):
@@ -521,7 +525,7 @@ def _text_units(m: Message, by_bytes: bool) -> int:
             for x in b.content:
                 if type(x) is not Text or (x.raw is not None and not _TEXT_KEYS.issuperset(x.raw)):
                     return -1
-                n += len(x.text.encode("utf-8")) if by_bytes else len(x.text)
+                n += _utf8_len(x.text) if by_bytes else len(x.text)
         else:
             return -1
     return n
