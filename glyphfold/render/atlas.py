@@ -16,6 +16,7 @@ import numpy as np
 
 from glyphfold.fonts.pixel import (
     CONTINUATION_CODEPOINT,
+    JOIN_CODEPOINT,
     NEWLINE_CODEPOINT,
     REVERSE_VIDEO_OFFSET,
     REVERSE_VIDEO_RANGE,
@@ -42,12 +43,16 @@ def mark_stand_in(codepoint: int, cell_w: int, cell_h: int) -> np.ndarray | None
     """Ink of the layout marks for a font chain that has no glyph for them, else None.
 
     The newline mark (U+258C) is the left half of the cell; the continuation mark
-    (U+21AA) a hook arrow: a short stroke down the left, then right to a head.
+    (U+21AA) a hook arrow: a short stroke down the left, then right to a head; the
+    join mark (U+21A9) the same arrow mirrored.
     """
     ink = np.zeros((cell_h, cell_w), dtype=np.uint8)
     if codepoint == NEWLINE_CODEPOINT:
         ink[:, : max(1, cell_w // 2)] = 255
         return ink
+    if codepoint == JOIN_CODEPOINT:
+        # the continuation mark mirrored: a head on the left, the hook on the right
+        return np.ascontiguousarray(mark_stand_in(CONTINUATION_CODEPOINT, cell_w, cell_h)[:, ::-1])
     if codepoint == CONTINUATION_CODEPOINT:
         mid = cell_h // 2
         top = max(0, mid - cell_h // 4)
@@ -68,7 +73,7 @@ def is_structural(codepoint: int) -> bool:
     for them (or, like icon fonts, an unrelated one in the Private Use Area).
     """
     lo, hi = REVERSE_VIDEO_RANGE
-    return codepoint in (CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT) or (
+    return codepoint in (CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT, JOIN_CODEPOINT) or (
         REVERSE_VIDEO_OFFSET + lo <= codepoint <= REVERSE_VIDEO_OFFSET + hi
     )
 
