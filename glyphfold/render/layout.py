@@ -45,7 +45,7 @@ import numpy as np
 from glyphfold.errors import LayoutError
 from glyphfold.render import backend, vector
 from glyphfold.render import codes as K
-from glyphfold.render.collapse import collapse_whitespace
+from glyphfold.render.collapse import collapse_codepoints
 from glyphfold.render.emoji import FOLD, is_decorative
 
 # Same code points as glyphfold.fonts.pixel.CONTINUATION_CODEPOINT / NEWLINE_CODEPOINT
@@ -226,11 +226,9 @@ class Layout:
         self.orig: np.ndarray | None = None  # folded offset -> source offset (collapse)
         self.folded = 0
         if config.collapse:
-            text = cps.tobytes().decode("utf-32-le", "surrogatepass")
-            folded, self.orig, self.folded = collapse_whitespace(
-                text, reflow=config.reflow, tab_size=config.tab_size
+            cps, self.orig, self.folded = collapse_codepoints(
+                cps, reflow=config.reflow, tab_size=config.tab_size, kernels=self.kernels
             )
-            cps = to_codepoints(folded)
         self.cls = class_table(cps)
         # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
         if cps.shape[0] and int(cps.max()) >= 0x300:
