@@ -55,12 +55,13 @@ def collapse_codepoints(
     """
     if kernels:
         from glyphfold.render import backend
+        from glyphfold.render.layout import frozen
 
         size = folded_bound(cps, tab_size)
         out = np.empty(size, dtype=np.uint32)
         orig = np.empty(size + 1, dtype=np.int64)
         m, copied = backend.kernels().collapse_whitespace(
-            cps, bool(reflow), int(tab_size), out, orig
+            frozen(cps), bool(reflow), int(tab_size), out, orig
         )
         return out[:m].copy(), orig[: m + 1].copy(), int(cps.shape[0]) - int(copied)
     return _collapse_numpy(cps, reflow=reflow, tab_size=tab_size)

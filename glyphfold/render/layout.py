@@ -118,6 +118,20 @@ def _fold_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 FOLD_KEYS, FOLD_OFF, FOLD_CHARS = _fold_arrays()
 
 
+def frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (no copy): the one array type the kernels are compiled for.
+
+    numba compiles a kernel once per argument type, and a read-only array (what
+    :func:`to_codepoints` returns) is another type than a writable one: every code
+    point array reaches the kernels read-only, so a warm cache never compiles again.
+    """
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def to_codepoints(text: str) -> np.ndarray:
     """Return the code points of ``text`` as uint32 (index i is ``text[i]``)."""
     # surrogatepass keeps lone surrogates (from surrogateescape'd input) one-to-one
@@ -236,7 +250,7 @@ class Layout:
             if marks.shape[0]:
                 cps = compose_marks(cps, marks)
                 self.cls = class_table(cps)
-        self.cps = cps
+        self.cps = frozen(cps)
         self._counts = np.zeros(K.N_RULES, dtype=np.int64)
 
     @property
