@@ -190,7 +190,8 @@ def _compact_and_write(
     from glyphfold.commands._output import write_pages, write_text
     from glyphfold.commands._progress import progress
     from glyphfold.commands._term import note, print_json, say
-    from glyphfold.compaction.ladder.api import compact, provider_messages
+    from glyphfold.compaction.ladder.api import compact
+    from glyphfold.compaction.ladder.provider import provider_messages
     from glyphfold.errors import ContextOverflowError
 
     quiet = args.quiet

@@ -42,21 +42,15 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from glyphfold.checks import check_choice, check_int
-from glyphfold.compaction.history.messages import (
-    Image,
-    Message,
-    Text,
-    ToolCall,
-    ToolResult,
-    Unknown,
-    coerce,
-)
+from glyphfold.compaction.history.markers import TOOL_RESULTS_PREFIX
+from glyphfold.compaction.history.messages import coerce
+from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult, Unknown
 from glyphfold.compaction.history.provider_blocks import (
     compaction_barrier,
     is_thinking_block,
     without_thinking,
 )
-from glyphfold.compaction.history.turns import TOOL_RESULTS_PREFIX, Segmentation, segment_turns
+from glyphfold.compaction.history.turns import Segmentation, segment_turns
 from glyphfold.compaction.history.wire import unpriced_keys_of
 from glyphfold.compaction.history.wire.base import extra_keys
 from glyphfold.errors import InputError, TokenizerUnavailableError

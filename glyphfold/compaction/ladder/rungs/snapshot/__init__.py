@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from glyphfold.checks import check_int
-from glyphfold.compaction.history.messages import History, Message
+from glyphfold.compaction.history.model import History, Message
 from glyphfold.compaction.history.steps import Regions, split_regions
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 from glyphfold.compaction.ladder.rungs.base import RungContext, RungOutcome
@@ -49,19 +49,12 @@ from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
     format_factsheet,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, Planner, Unit
-from glyphfold.compaction.ladder.rungs.snapshot.source import Source, join, serialise
+from glyphfold.compaction.ladder.rungs.snapshot.source import Source, join
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
 from glyphfold.render.profiles import Profile
 
-__all__ = [
-    "SNAPSHOT_VERSION",
-    "Renderer",
-    "Snapshot",
-    "SnapshotConfig",
-    "is_snapshot",
-    "serialise",
-]
+__all__ = ["SNAPSHOT_VERSION", "Renderer", "Snapshot", "SnapshotConfig"]
 
 
 # A glyphfold.render_text-compatible renderer: called as renderer(text, profile=...,
