@@ -47,7 +47,7 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from glyphfold.compaction.history.images import parse_data_url
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.model import (
     OPENAI,
     Block,
     FrozenMapping,

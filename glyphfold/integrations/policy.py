@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import glyphfold
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
-from glyphfold.compaction.history.messages import History
+from glyphfold.compaction.history.model import History
 from glyphfold.errors import InputError
 from glyphfold.integrations.model_profile import profile_for_model
 

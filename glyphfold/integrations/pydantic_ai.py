@@ -36,7 +36,7 @@ require("pydantic-ai", "pydantic_ai.messages", "glyphfold.integrations.pydantic_
 from pydantic_ai import messages as pm
 from pydantic_ai.tools import RunContext
 
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.model import (
     ANTHROPIC,
     Block,
     FrozenMapping,

@@ -37,7 +37,8 @@ from types import MappingProxyType
 from typing import Any
 
 from glyphfold.checks import check_choice
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.messages import coerce, to_wire
+from glyphfold.compaction.history.model import (
     ANTHROPIC,
     BEDROCK,
     FORMATS,
@@ -51,8 +52,6 @@ from glyphfold.compaction.history.messages import (
     Text,
     ToolCall,
     ToolResult,
-    coerce,
-    to_wire,
 )
 from glyphfold.compaction.history.wire.base import args_object
 
