@@ -43,6 +43,7 @@ from glyphfold.compaction.ladder.loop import (
     resolve_pins,
     run_ladder,
 )
+from glyphfold.compaction.ladder.observe import observed
 from glyphfold.compaction.ladder.registry import (
     DEFAULT_RUNGS,
     MODEL_FREE_RUNGS,
@@ -128,7 +129,7 @@ def compact(
         tail_tokens=cfg.tail_tokens,
         min_saving_tokens=cfg.min_saving_tokens,
     )
-    return run_ladder(h, restore, run)
+    return observed("compact", lambda: run_ladder(h, restore, run), dry_run=dry_run, bus=bus)
 
 
 def recover(
@@ -198,7 +199,12 @@ def recover(
         tail_tokens=cfg.tail_tokens,
         min_saving_tokens=cfg.min_saving_tokens,
     )
-    return run_ladder(h, restore, run, estimate=estimate)
+    return observed(
+        "recover",
+        lambda: run_ladder(h, restore, run, estimate=estimate),
+        dry_run=dry_run,
+        bus=bus,
+    )
 
 
 def shake(
@@ -235,7 +241,7 @@ def shake(
         bus=bus,
         tail_tokens=cfg.tail_tokens,
     )
-    return run_ladder(h, restore, run)
+    return observed("shake", lambda: run_ladder(h, restore, run), dry_run=dry_run, bus=bus)
 
 
 def floor_tokens(
