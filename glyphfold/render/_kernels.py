@@ -565,3 +565,85 @@ def pack_rows_2bit_u64(page64, height, out):
             hi = v >> np.uint64(32)
             dst[1 + 2 * b] = ((lo * _GATHER2) >> np.uint64(24)) & np.uint64(0xFF)
             dst[2 + 2 * b] = ((hi * _GATHER2) >> np.uint64(24)) & np.uint64(0xFF)
+
+
+@kernel
+def _is_break(cp):
+    return cp == 0x0A or cp == 0x0D or cp == 0x85 or cp == 0x2028 or cp == 0x2029
+
+
+@kernel
+def collapse_whitespace(cps, reflow, tab_size, out, orig):
+    """Fold whitespace of ``cps`` in one pass (``glyphfold.render.collapse`` has the rules).
+
+    ``out`` receives the folded code points and ``orig`` the source offset of each
+    (then ``n`` after the last); both must hold the folded text, which indentation
+    of tabs can make longer than the source (see ``collapse.folded_bound``). Returns
+    (folded length, source characters copied as they are).
+    """
+    n = cps.shape[0]
+    m = 0
+    copied = 0
+    seen = False
+    blank_a = -1  # the break of the first blank line of a run
+    blank_b = -1
+    a = 0
+    while a < n:
+        j = a
+        while j < n and not _is_break(cps[j]):
+            j += 1
+        k = j
+        if j < n:
+            k = j + 2 if cps[j] == 0x0D and j + 1 < n and cps[j + 1] == 0x0A else j + 1
+        end = j
+        while end > a and (cps[end - 1] == 0x20 or cps[end - 1] == 0x09):
+            end -= 1
+        if end == a:  # a blank line
+            if seen and blank_a < 0:
+                blank_a = j
+                blank_b = k
+            a = k
+            continue
+        if blank_a >= 0 and not reflow:
+            for x in range(blank_a, blank_b):
+                out[m] = cps[x]
+                orig[m] = x
+                m += 1
+            copied += blank_b - blank_a
+        blank_a = -1
+        x = a
+        col = 0
+        while x < end and (cps[x] == 0x20 or cps[x] == 0x09):
+            col = (col // tab_size + 1) * tab_size if cps[x] == 0x09 else col + 1
+            x += 1
+        for _ in range((col + 1) // 2):
+            out[m] = 0x20
+            orig[m] = a
+            m += 1
+        while x < end:
+            cp = cps[x]
+            if cp == 0x20 or cp == 0x09:
+                y = x + 1
+                while y < end and (cps[y] == 0x20 or cps[y] == 0x09):
+                    y += 1
+                out[m] = 0x20
+                orig[m] = x
+                m += 1
+                if y == x + 1 and cp == 0x20:
+                    copied += 1  # a lone space is itself
+                x = y
+            else:
+                out[m] = cp
+                orig[m] = x
+                m += 1
+                copied += 1
+                x += 1
+        for x in range(j, k):
+            out[m] = cps[x]
+            orig[m] = x
+            m += 1
+        copied += k - j
+        seen = True
+        a = k
+    orig[m] = n
+    return m, copied

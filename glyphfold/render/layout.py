@@ -55,7 +55,7 @@ import numpy as np
 from glyphfold.errors import LayoutError
 from glyphfold.render import backend, vector
 from glyphfold.render import codes as K
-from glyphfold.render.collapse import collapse_whitespace
+from glyphfold.render.collapse import collapse_codepoints
 from glyphfold.render.emoji import FOLD, is_decorative
 
 # Same code points as glyphfold.fonts.pixel.CONTINUATION_CODEPOINT / NEWLINE_CODEPOINT
@@ -130,6 +130,20 @@ def _fold_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 FOLD_KEYS, FOLD_OFF, FOLD_CHARS = _fold_arrays()
+
+
+def frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (no copy): the one array type the kernels are compiled for.
+
+    numba compiles a kernel once per argument type, and a read-only array (what
+    :func:`to_codepoints` returns) is another type than a writable one: every code
+    point array reaches the kernels read-only, so a warm cache never compiles again.
+    """
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def to_codepoints(text: str) -> np.ndarray:
@@ -247,11 +261,9 @@ class Layout:
         self.orig: np.ndarray | None = None  # folded offset -> source offset (collapse)
         self.folded = 0
         if config.collapse:
-            text = cps.tobytes().decode("utf-32-le", "surrogatepass")
-            folded, self.orig, self.folded = collapse_whitespace(
-                text, reflow=config.reflow, tab_size=config.tab_size
+            cps, self.orig, self.folded = collapse_codepoints(
+                cps, reflow=config.reflow, tab_size=config.tab_size, kernels=self.kernels
             )
-            cps = to_codepoints(folded)
         self.cls = class_table(cps)
         # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
         if cps.shape[0] and int(cps.max()) >= 0x300:
@@ -259,7 +271,7 @@ class Layout:
             if marks.shape[0]:
                 cps = compose_marks(cps, marks)
                 self.cls = class_table(cps)
-        self.cps = cps
+        self.cps = frozen(cps)
         self._counts = np.zeros(K.N_RULES, dtype=np.int64)
 
     @property
