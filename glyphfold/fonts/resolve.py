@@ -10,9 +10,9 @@ Resolution order for the primary font (first hit wins):
 5. :class:`~glyphfold.errors.FontNotFoundError` naming the Debian package to install.
 
 The fallback chain (:func:`fallback_chain`) adds system fonts after the primary,
-per code point: DejaVu Sans Mono (Greek, Cyrillic, symbols), then GNU Unifont
-(16-px pixel glyphs, exact bits) and Noto Sans CJK (CJK, Hangul, kana), then
-Unifont Upper (supplementary planes). A family the system lacks is taken from a
+per code point: DejaVu Sans Mono (Greek, Cyrillic, symbols), then Noto Sans CJK
+(CJK, Hangul, kana), then GNU Unifont (16-px pixel glyphs, the scripts Noto CJK
+lacks), then Unifont Upper (supplementary planes). A family the system lacks is taken from a
 PyPI package when one is installed (:data:`PACKAGED_FONTS`): ``pip install
 'glyphfold[cjk]'`` brings Noto Sans CJK (package ``noto-cjk-sans-otc``) to a
 machine without Debian's CJK fonts.
