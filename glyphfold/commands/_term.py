@@ -68,3 +68,8 @@ def dumps(data: Any, *, indent: int | None = None, default: Any = None) -> str:
 def print_json(data: Any) -> None:
     """Print one JSON object on stdout (the ``--json`` output of a command)."""
     sys.stdout.write(dumps(data) + "\n")
+
+
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` with thousands separators and ``word`` in the right number: ``1 turn``, ``2 turns``."""
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"

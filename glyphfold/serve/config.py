@@ -102,6 +102,9 @@ class ServeConfig:
     compact_workers: int = 2
     passthrough: bool = True  # other paths go upstream unchanged (else provider-shaped 404)
     warm_up: bool = True  # load pricing and the renderer on threads at start-up
+    # with --db: "api-key" keeps each API key's conversations apart (a hash of the key
+    # names its namespace); "shared" puts every client in one namespace
+    conversation_scope: str = "api-key"
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 600.0  # between two chunks of an upstream response
     write_timeout_s: float = 60.0
@@ -171,6 +174,11 @@ class ServeConfig:
         ):
             check_number(name, getattr(self, name), minimum=0.001)
         self._check_rungs()
+        if self.conversation_scope not in ("api-key", "shared"):
+            msg = (
+                f"conversation_scope must be 'api-key' or 'shared', got {self.conversation_scope!r}"
+            )
+            raise InputError(msg)
         for name in ("passthrough", "warm_up"):
             if not isinstance(getattr(self, name), bool):
                 msg = f"{name} must be true or false, got {getattr(self, name)!r}"

@@ -22,7 +22,13 @@ from glyphfold.serve.fit import Fit, FitContext, fit_request, price, recover_req
 from glyphfold.serve.metrics import Metrics
 from glyphfold.serve.prefix_cache import FitCache
 from glyphfold.serve.providers import ANTHROPIC, ENDPOINTS, OPENAI, Endpoint, error_body
-from glyphfold.serve.recorder import CONVERSATION_HEADER, Recorder, conversation_key, final_reply
+from glyphfold.serve.recorder import (
+    CONVERSATION_HEADER,
+    Identity,
+    Recorder,
+    conversation_name,
+    final_reply,
+)
 from glyphfold.serve.relay import (
     MAX_ERROR_BYTES,
     BodyTimeout,
@@ -84,6 +90,7 @@ class Trace:
     fit: Fit | None = None
     recoveries: list[str] = field(default_factory=list)
     conversation: str | None = None
+    identity: Identity | None = None  # the client's store namespace (with --db)
     compacted_kind: str | None = None
 
     def headers(self) -> dict[str, str]:
@@ -143,7 +150,11 @@ class Proxy:
         for provider, url in ((OPENAI, cfg.openai_upstream), (ANTHROPIC, cfg.anthropic_upstream)):
             if url is not None:
                 self.upstreams[provider] = Upstream(provider, url, cfg)
-        self.recorder = Recorder(cfg.db, self.log) if cfg.db else None
+        self.recorder = (
+            Recorder(cfg.db, self.log, shared=cfg.conversation_scope == "shared")
+            if cfg.db
+            else None
+        )
         self._cpu = asyncio.Semaphore(cfg.compact_workers)
         self._pricing = ThreadPoolExecutor(_PRICING_WORKERS, thread_name_prefix="glyphfold-price")
         self._abandoned: set[asyncio.Future[Any]] = set()  # fits of clients that hung up
@@ -314,8 +325,12 @@ class Proxy:
                 return self._done(trace, Response(b"", 499))
         trace.fit = fit
         if self.recorder is not None and fit.history is not None and endpoint.records:
-            trace.conversation = conversation_key(
-                endpoint.provider, endpoint.history(body), request.headers.get(CONVERSATION_HEADER)
+            trace.identity = self.recorder.identity(request.headers)
+            trace.conversation = conversation_name(
+                trace.identity,
+                endpoint.provider,
+                endpoint.history(body),
+                request.headers.get(CONVERSATION_HEADER),
             )
         try:
             return await self._forward(request, up, endpoint, ctx, body, trace, stream)
@@ -397,7 +412,11 @@ class Proxy:
         )
         res = self.learned.apply(trace.upstream, res)
         trace.model = _short(model)
-        trace.window = f"{res.window if res.window is not None else 'unknown'} ({res.source})"
+        trace.window = (
+            f"{res.window} ({res.source})"
+            if res.window is not None
+            else "unknown (not in the table; set --window MODEL=TOKENS)"
+        )
         budget = glyphfold.effective_context_budget(
             context_compact_ratio=self.cfg.budget_ratio, context_window=res.window
         )
@@ -565,9 +584,15 @@ class Proxy:
                 "glyphfold serve: the upstream answered "
                 f"{resp.status_code} with a body that is not valid JSON",
             )
-        if self.recorder is not None and trace.conversation is not None and endpoint.can_stream:
+        if (
+            self.recorder is not None
+            and trace.conversation is not None
+            and trace.identity is not None
+            and endpoint.can_stream
+        ):
             self.recorder.record(
                 endpoint.provider,
+                trace.identity,
                 trace.conversation,
                 endpoint.history(body),
                 final_reply(endpoint.provider, parsed),
@@ -614,9 +639,18 @@ class Proxy:
             return self._done(
                 trace, Response(first, resp.status_code, headers=headers), stream=True
             )
-        if self.recorder is not None and trace.conversation is not None and ctx is not None:
+        if (
+            self.recorder is not None
+            and trace.conversation is not None
+            and trace.identity is not None
+            and ctx is not None
+        ):
             self.recorder.record(
-                endpoint.provider, trace.conversation, endpoint.history(ctx.body), None
+                endpoint.provider,
+                trace.identity,
+                trace.conversation,
+                endpoint.history(ctx.body),
+                None,
             )
         headers = {**response_headers(resp), **trace.headers()}
         self._finish(trace, resp.status_code, stream=True)
