@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+_SWITCH_INTERVAL_S = 0.0005
+
 HELP = "run an HTTP proxy that makes every OpenAI/Anthropic request fit its model's window"
 
 _WARNING = """\
@@ -98,5 +100,9 @@ def run(args: argparse.Namespace) -> int:
     routes = ", ".join(f"{p}={u.where}" for p, u in sorted(proxy.upstreams.items())) or "none"
     print(f"glyphfold serve: http://{cfg.host}:{cfg.port} -> {routes}", file=sys.stderr)
     # the app's start-up warms pricing and the renderer on threads (Proxy.warm_up)
+    # compactions hold the GIL in worker threads; the event loop waits up to the switch
+    # interval each time it wants it back (5 ms by default, many times per request): a
+    # shorter interval keeps requests that need no compaction fast while compactions run
+    sys.setswitchinterval(_SWITCH_INTERVAL_S)
     uvicorn.run(app, **uvicorn_options(cfg), log_level=args.log_level)
     return 0

@@ -678,9 +678,10 @@ class Proxy:
         provider = ANTHROPIC if ("anthropic-version" in h or "x-api-key" in h) else OPENAI
         trace = Trace("passthrough", provider)
         disguised = re.sub(r"/+", "/", request.url.path.lower().rstrip("/") or "/")
-        if disguised.split(";", 1)[0] in _CANONICAL:
+        if request.method == "POST" and disguised.split(";", 1)[0] in _CANONICAL:
             # /v1//chat/completions, /V1/messages/ ...: a chat request would skip compaction
-            # and recording on its way round; the canonical path is the only way in
+            # and recording on its way round; the canonical path is the only way in (a GET
+            # of /v1/chat/completions, OpenAI's stored completions, still passes through)
             return self._done(
                 trace,
                 self.error(

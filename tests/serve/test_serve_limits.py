@@ -253,6 +253,12 @@ def test_no_chat_request_goes_around_compaction(serve, fake, path):
     assert fake.received == []
 
 
+def test_other_methods_on_chat_paths_still_pass_through(serve, fake):
+    srv = serve()
+    r = httpx.get(srv.url + "/v1/chat/completions", headers=AUTH, timeout=10)
+    assert r.status_code != 400  # OpenAI lists stored completions here: not refused
+
+
 def test_the_upstream_prefix_is_kept():
     up = Upstream("openai", "https://gw.example.com/tenant-a/v1", ServeConfig())
     assert up.url(b"/v1/chat/completions", b"").raw_path == b"/tenant-a/v1/chat/completions"
