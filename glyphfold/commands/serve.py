@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+_SWITCH_INTERVAL_S = 0.0005
+
 HELP = "run an HTTP proxy that makes every OpenAI/Anthropic request fit its model's window"
 
 _WARNING = """\
@@ -68,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
         from glyphfold.serve import create_app, load_config
         from glyphfold.serve.config import is_loopback, parse_window
+        from glyphfold.serve.server import uvicorn_options
     except ImportError as exc:
         print(
             f"glyphfold serve: error: {exc.name} is not installed: pip install 'glyphfold[serve]'",
@@ -96,14 +99,10 @@ def run(args: argparse.Namespace) -> int:
         proxy.recorder.open()  # a bad --db fails now, with one line
     routes = ", ".join(f"{p}={u.where}" for p, u in sorted(proxy.upstreams.items())) or "none"
     print(f"glyphfold serve: http://{cfg.host}:{cfg.port} -> {routes}", file=sys.stderr)
-    uvicorn.run(
-        app,
-        host=cfg.host,
-        port=cfg.port,
-        log_level=args.log_level,
-        access_log=False,
-        server_header=False,
-        lifespan="on",
-        timeout_keep_alive=int(cfg.client_keepalive_s),
-    )
+    # the app's start-up warms pricing and the renderer on threads (Proxy.warm_up)
+    # compactions hold the GIL in worker threads; the event loop waits up to the switch
+    # interval each time it wants it back (5 ms by default, many times per request): a
+    # shorter interval keeps requests that need no compaction fast while compactions run
+    sys.setswitchinterval(_SWITCH_INTERVAL_S)
+    uvicorn.run(app, **uvicorn_options(cfg), log_level=args.log_level)
     return 0
