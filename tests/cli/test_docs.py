@@ -108,3 +108,29 @@ def test_error_messages_cite_the_docs_not_spec():
                 text = node.value if isinstance(node, ast.Constant) else None
                 if isinstance(text, str) and id(node) not in docs:
                     assert "SPEC" not in text, f"{path.relative_to(ROOT)}:{node.lineno}"
+
+
+def test_readme_sample_page_is_what_render_makes(tmp_path, capsys):
+    """docs/sample-page.png was stale (1568x640 while `glyphfold render` made 1568x656), and
+    the default render cost 2.5x its text (issue 24). The README's figures are checked too.
+    To refresh: glyphfold render --out /tmp/s && cp /tmp/s/page-0001.png docs/sample-page.png
+    """
+    import json
+
+    import numpy as np
+    from PIL import Image
+
+    assert cli.main(["render", "--out", str(tmp_path), "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    ours = Image.open(ROOT / "docs" / "sample-page.png")
+    fresh = Image.open(tmp_path / "page-0001.png")
+    assert ours.size == fresh.size
+    assert np.array_equal(np.asarray(ours.convert("L")), np.asarray(fresh.convert("L")))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    kb = round((ROOT / "docs" / "sample-page.png").stat().st_size / 1000)
+    assert (
+        f"{made['width']}x{made['height']}, {kb} KB, {made['image_tokens']:,} image tokens"
+        in readme
+    )
+    assert f"~{made['text_tokens_estimate']:,} as text" in readme
+    assert made["image_tokens"] < made["text_tokens_estimate"] and made["warning"] is None
