@@ -236,3 +236,41 @@ def test_bench_exits_1_when_it_prints_a_missed_target(capsys, monkeypatch):
     code, out, _ = run(capsys, "bench", "--chars", "2000", "--no-fresh", "--repeat", "1", "--json")
     d = json.loads(out)
     assert code == 1 and d["exit_code"] == 1 and d["targets"][0]["met"] is False
+
+
+# ------------------------------------------------- serve's start-up errors
+
+
+@pytest.fixture
+def serve_extra():
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("starlette")
+
+
+def test_serve_port_in_use_is_one_line(serve_extra, capsys):
+    """A port in use exited 3 after seven uvicorn lines."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, _, err = run(capsys, "serve", "--port", port)
+    assert code == 2 and err.count("\n") == 1
+    assert f"port {port} on 127.0.0.1 is already in use" in err and "--port" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (("--config", "{tmp}/missing.toml"), "missing.toml does not exist"),
+        (("--config", "{tmp}"), "is a folder"),
+        (("--event-log", "{tmp}/no/such/log.jsonl"), "does not exist"),
+    ],
+)
+def test_serve_bad_paths_are_one_line(serve_extra, tmp_path, capsys, argv, expected):
+    """A missing --config or --event-log folder printed a raw "[Errno 2]"."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    code, _, err = run(capsys, "serve", "--port", "1", *argv)
+    assert code == 2 and err.count("\n") == 1
+    assert expected in err and "Errno" not in err
