@@ -44,6 +44,21 @@ TARGETS: dict[str, Target] = {
     "dense": Target(max_cer=0.03, max_cer_cjk=0.03, min_id_rate=0.90),
 }
 
+# (shape, part) -> why it misses its target today, measured on whole pages (docs/legibility.md
+# lists them; the slow tests expect exactly these to miss, so one that starts passing is seen)
+KNOWN_MISSES: dict[tuple[str, str], str] = {
+    ("regular", "chinese"): "9% (rapidocr): its recogniser misreads CJK in the detector's "
+    "tight crops (天->关, 今->岑; 0% on padded line crops)",
+    ("dense", "chinese"): "83% (rapidocr): the detector finds almost no 10 px CJK line",
+}
+
+
+def known_miss(failure: str) -> str | None:
+    """The documented reason of a :func:`check_targets` message (``"shape/part: ..."``), if any."""
+    shape, _, rest = failure.partition("/")
+    part = rest.split(":", 1)[0]
+    return KNOWN_MISSES.get((shape, part))
+
 
 @dataclass(frozen=True)
 class PartResult:

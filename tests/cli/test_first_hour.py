@@ -274,3 +274,51 @@ def test_serve_bad_paths_are_one_line(serve_extra, tmp_path, capsys, argv, expec
     code, _, err = run(capsys, "serve", "--port", "1", *argv)
     assert code == 2 and err.count("\n") == 1
     assert expected in err and "Errno" not in err
+
+
+# ------------------------------------------------- legibility out of the box
+
+
+def _fake_report(shape: str, failures: list[str]):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        profile="anthropic", shape=shape, chars=10, pages=1, image_tokens=5,
+        image_tokens_reflow=4, chars_per_image_token=2.0, chars_per_image_token_reflow=2.5,
+        text_tokens={"chars_div_4": 3, "o200k_base": None},
+        compression=lambda: {"chars_div_4": 0.6, "o200k_base": None},
+        render_ms=1.0, failures=tuple(failures), results=[],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("failures", "strict", "code"),
+    [
+        ({"dense": ["dense/chinese: CER 83.00% (rapidocr) > 3%"]}, False, 0),  # known
+        ({"dense": ["dense/chinese: CER 83.00% (rapidocr) > 3%"]}, True, 1),
+        ({"regular": ["regular/english: CER 2.00% (rapidocr) > 1%"]}, False, 1),  # new
+        ({}, False, 0),
+    ],
+)
+def test_legibility_exits_0_on_documented_misses_only(capsys, monkeypatch, failures, strict, code):
+    """`legibility` exited 1 out of the box (Chinese misses a target, documented) after 645 s,
+    and ran three shapes where docs/cli.md said two."""
+    import glyphfold.legibility as L
+
+    measured: list[str] = []
+
+    def fake_measure(*, shape, **_):
+        measured.append(shape)
+        return _fake_report(shape, failures.get(shape, []))
+
+    monkeypatch.setattr(L, "load_corpus", lambda parts: [])
+    monkeypatch.setattr(L, "ocr_engines", lambda names: list(names))
+    monkeypatch.setattr(L, "measure", fake_measure)
+    got, out, err = run(capsys, "legibility", "--quiet", *(["--strict"] if strict else []))
+    assert got == code
+    assert measured == list(L.TARGETS) == ["regular", "dense"]
+    if code == 1:
+        assert "TARGET MISSED" in out or strict
+        assert "target(s) missed" in err
+    elif failures:
+        assert "known miss (docs/legibility.md)" in out and "TARGET MISSED" not in out
