@@ -23,7 +23,7 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 # commands whose every option docs/cli.md must name (the others have their own pages)
 OWN_COMMANDS = (
     "demo", "compact", "context", "shake", "trim", "validate", "render", "profiles",
-    "sessions", "tree", "export", "import",
+    "sessions", "tree", "export", "import", "shapes", "legibility", "bench",
 )  # fmt: skip
 
 
@@ -134,3 +134,21 @@ def test_readme_sample_page_is_what_render_makes(tmp_path, capsys):
     )
     assert f"~{made['text_tokens_estimate']:,} as text" in readme
     assert made["image_tokens"] < made["text_tokens_estimate"] and made["warning"] is None
+
+
+def test_readme_set_up_says_what_ci_run_does_and_when_timings_were_taken():
+    """Issue 24: the README's timings (19 s, ~6 min, ~0.7 s) held only on an idle machine
+    and did not say so; it did not say that `bash .ci/run` turns the user's .venv into an
+    editable test install (~330 MB -> ~1.4 GB) and runs `npm ci`."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = " ".join(readme.split("## Set up", 1)[1].split("### Extras", 1)[0].split())
+    assert "editable" in setup and "npm ci" in setup and "GLYPHFOLD_VENV" in setup
+    assert re.search(r"\d+ MB", setup) and re.search(r"\d(\.\d)? GB", setup)
+    for sentence in re.split(r"(?<=[.;])\s", setup):
+        if re.search(r"\b\d+(\.\d+)? ?(s|min|minutes|seconds)\b", sentence):
+            assert re.search(r"idle|load", sentence), sentence  # its conditions, said
+    python = " ".join(readme.split("## Python", 1)[1].split("## ", 1)[0].split())
+    assert "warm_up" in python
+    for line in python.split("#"):
+        if re.search(r"\d(\.\d)? s\b", line):
+            assert re.search(r"idle|load", line), line
