@@ -88,9 +88,7 @@ def test_public_docstrings_cite_the_docs_not_spec():
     """A public docstring may cite ``SPEC §N.M``: docs/spec.md is in the repository now (and
     tests/test_spec_citations.py checks every citation exists); never the old SPEC.md."""
     cited = [
-        name
-        for name, doc in _public_docs()
-        if "SPEC.md" in doc or re.search(r"SPEC(?! §\d)", doc)
+        name for name, doc in _public_docs() if "SPEC.md" in doc or re.search(r"SPEC(?! §\d)", doc)
     ]
     assert cited == []
 
