@@ -45,6 +45,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(msg) from exc
 
 from glyphfold.compaction.history.images import parse_data_url
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
     OPENAI,
     Block,
@@ -62,7 +63,6 @@ from glyphfold.integrations.policy import CompactionPolicy
 
 __all__ = ["GlyphfoldMiddleware", "from_history", "glyphfold_pre_model_hook", "to_history"]
 
-X_KEY = "x_glyphfold"
 _ORIGIN = "langchain_message"  # canonical meta key: the LangChain message it came from
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 

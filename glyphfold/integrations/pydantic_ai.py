@@ -37,6 +37,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     )
     raise ImportError(msg) from exc
 
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
     ANTHROPIC,
     Block,
@@ -53,7 +54,6 @@ from glyphfold.integrations.policy import CompactionPolicy
 
 __all__ = ["GlyphfoldHistory", "from_history", "to_history"]
 
-X_KEY = "x_glyphfold"
 _ORIGIN = "pydantic_ai_message"
 _PARSED = "pydantic_ai_blocks"  # the blocks the message parsed to, and each one's part index
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from glyphfold.checks import check_choice, check_int
-from glyphfold.compaction.history.markers import TOOL_RESULTS_PREFIX
+from glyphfold.compaction.history.markers import TOOL_RESULTS_PREFIX, X_KEY
 from glyphfold.compaction.history.messages import coerce
 from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult, Unknown
 from glyphfold.compaction.history.provider_blocks import (
@@ -344,8 +344,7 @@ def _unknown_text(b: Unknown) -> str:
 # that the per-message framing covers (role, ids). Every other key is sent as it is
 # and priced by its JSON size, except glyphfold's own key, stripped before sending
 # (``provider_messages``).
-_OWN_KEY = "x_glyphfold"
-_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", _OWN_KEY})
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", X_KEY})
 _TEXT_KEYS = frozenset({"type", "text"})
 _IMAGE_KEYS = frozenset({"type", "image_url", "source"})
 _OPENAI_CALL_KEYS = frozenset({"id", "type", "function"})
