@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.errors import ContextOverflowError, InputError
 
 # budgets tried, as fractions of the history's size: the tightest one that the snapshot
@@ -39,7 +40,7 @@ def transcript_of(history: Any) -> str:
     """Return the transcript the snapshot rung would image for the whole of ``history``."""
     from glyphfold.compaction.history.messages import to_canonical
     from glyphfold.compaction.ladder.rungs.common import tool_names
-    from glyphfold.compaction.ladder.rungs.snapshot.source import serialise
+    from glyphfold.compaction.ladder.rungs.transcribe import serialise
     from glyphfold.compaction.ladder.transcript import TranscriptConfig
 
     h = to_canonical(history)
@@ -122,7 +123,7 @@ def _wire_list(messages: Any) -> list[Any]:
 
 
 def _meta(m: Any) -> dict[str, Any]:
-    return m.get("x_glyphfold", {}) if isinstance(m, dict) else {}
+    return m.get(X_KEY, {}) if isinstance(m, dict) else {}
 
 
 @dataclass(frozen=True)

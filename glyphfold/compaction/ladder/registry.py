@@ -14,8 +14,7 @@ from typing import Any, Literal, TypeAlias
 from glyphfold.checks import check_int
 from glyphfold.compaction.ladder.loop import DEFAULT_TAIL_TOKENS
 from glyphfold.compaction.ladder.rungs.base import Rung
-from glyphfold.compaction.ladder.rungs.elide import Elide
-from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+from glyphfold.compaction.ladder.rungs.elide import Elide, ElideConfig
 from glyphfold.compaction.ladder.rungs.snapshot import Snapshot, SnapshotConfig
 from glyphfold.compaction.ladder.rungs.strip_images import StripConfig, StripImages
 from glyphfold.compaction.ladder.rungs.summary import Summary, SummaryConfig

@@ -49,7 +49,8 @@ from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
     format_factsheet,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, Planner, Unit
-from glyphfold.compaction.ladder.rungs.snapshot.source import Source, join
+from glyphfold.compaction.ladder.rungs.snapshot.source import Source
+from glyphfold.compaction.ladder.rungs.transcribe import join
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
 from glyphfold.render.profiles import Profile
