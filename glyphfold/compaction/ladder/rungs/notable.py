@@ -81,16 +81,18 @@ def notable_reason(
         return "is_error"
     if len(text) <= config.short_result_chars:
         return "short"
-    if config.keep_errors:
-        head, tail = config.scan_head_chars, config.scan_tail_chars
-        pat = config.compiled_errors()
-        if len(text) <= head + tail:
-            hit = pat.search(text)
-        else:
-            hit = pat.search(text, 0, head) or pat.search(text, len(text) - tail)
-        if hit:
-            return "error_text"
+    if config.keep_errors and error_text(text, config):
+        return "error_text"
     return None
+
+
+def error_text(text: str, config: ElideConfig) -> bool:
+    """True when ``text`` shows an error where tools print verdicts (its head and tail)."""
+    head, tail = config.scan_head_chars, config.scan_tail_chars
+    pat = config.compiled_errors()
+    if len(text) <= head + tail:
+        return pat.search(text) is not None
+    return bool(pat.search(text, 0, head) or pat.search(text, len(text) - tail))
 
 
 def digest(text: str, *, hex_digits: int = 6) -> str:
@@ -98,13 +100,21 @@ def digest(text: str, *, hex_digits: int = 6) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:hex_digits]
 
 
-def elision_stub(text: str, *, tool_name: str | None, hex_digits: int = 6) -> str:
-    """The stub for an elided result: ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``."""
+def elision_stub(
+    text: str, *, tool_name: str | None, hex_digits: int = 6, reason: str | None = None
+) -> str:
+    """The stub for an elided result: ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``.
+
+    ``reason`` (SPEC §5.8: what supersedes it) follows the hash:
+    ``[elided: read_file, 48,213 chars, sha1 3f2a9c; reread by #call_9]``.
+    """
     name = tool_name or "tool"
-    return f"[elided: {name}, {len(text):,} chars, sha1 {digest(text, hex_digits=hex_digits)}]"
+    why = f"; {reason}" if reason else ""
+    sha = digest(text, hex_digits=hex_digits)
+    return f"[elided: {name}, {len(text):,} chars, sha1 {sha}{why}]"
 
 
-_STUB_RE = re.compile(r"^\[elided: [^\]]*, [\d,]+ chars, sha1 [0-9a-f]{4,40}\]$")
+_STUB_RE = re.compile(r"^\[elided: [^\]]*, [\d,]+ chars, sha1 [0-9a-f]{4,40}(?:; [^\]\n]*)?\]$")
 
 
 def is_stub(text: str) -> bool:
