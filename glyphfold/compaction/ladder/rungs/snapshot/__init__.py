@@ -61,7 +61,7 @@ __all__ = ["SNAPSHOT_VERSION", "Renderer", "Snapshot", "SnapshotConfig"]
 # A glyphfold.render_text-compatible renderer: called as renderer(text, profile=...,
 # shape=, font=, bits=, reflow=, collapse= (and ink= when SnapshotConfig.tool_ink is
 # set)); its result has .pages whose items carry png, width, height, source_span and
-# image_tokens like glyphfold.render.api.Page.
+# image_tokens like glyphfold.render.page.Page.
 Renderer: TypeAlias = Callable[..., Any]
 
 _BRIDGES = 7 + 24  # an assistant bridge before a snapshot and an acknowledgement after it
