@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import glyphfold
+from glyphfold.compaction.history.turns import turn_entry_spans
+from glyphfold.compaction.history.wire import split_envelope
 from glyphfold.errors import ConflictError, GlyphfoldError
 from glyphfold.serve.eventlog import EventLog
 from glyphfold.serve.providers import ANTHROPIC
@@ -35,10 +37,8 @@ def conversation_key(provider: str, history: Any, header: str | None) -> str:
     """The conversation's name: the client's header, else a hash of its first messages."""
     if header is not None and _SAFE_KEY.match(header):
         return header
-    if isinstance(history, Mapping):
-        system, messages = history.get("system"), history["messages"]
-    else:
-        system, messages = None, history
+    env = split_envelope(history)
+    system, messages = env.system, env.messages
     first = next((i for i, m in enumerate(messages) if _role(m) == "user"), len(messages) - 1)
     head = json.dumps([provider, system, messages[: first + 1]], sort_keys=True, default=str)
     return "h:" + hashlib.blake2b(head.encode(), digest_size=12).hexdigest()
@@ -162,8 +162,8 @@ class Recorder:
         reply: dict[str, Any] | None,
     ) -> int:
         """Commit what is complete beyond ``done``; return how many messages were written."""
-        system_key = isinstance(history, Mapping) and "system" in history
-        messages = list(history["messages"] if isinstance(history, Mapping) else history)
+        env = split_envelope(history)
+        messages = env.messages
         if done > len(messages):
             self._log.write(
                 "store_skipped",
@@ -171,20 +171,21 @@ class Recorder:
                 reason="the client's history is shorter than its transcript",
             )
             return 0
-        seg = glyphfold.segment_turns(history)
-        cuts = [t.end for t in seg.turns[:-1] if t.end > done]
+        _fmt, spans, n_turns = turn_entry_spans(history)  # wire-entry ranges of the turns
+        cuts = [b for _a, b in spans[:-1] if b > done]
         chunks = []
         start = done
         for cut in cuts:
             chunks.append(messages[start:cut])
             start = cut
-        if reply is not None and seg.turns:
+        if reply is not None and n_turns:
             chunks.append([*messages[start:], reply])
         written = 0
         for chunk in chunks:
             payload: Any = chunk
-            if done + written == 0 and system_key and provider == ANTHROPIC:
-                payload = {"system": history["system"], "messages": chunk}
+            if done + written == 0 and env.system_key is not None:
+                # the system prompt goes with the first turn, under the format's own key
+                payload = {env.system_key: env.system, env.messages_key: chunk}
             store.commit_turn(conv_id, payload)
             written += len(chunk)
             self._convs[key] = (conv_id, done + written)
