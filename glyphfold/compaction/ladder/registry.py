@@ -29,6 +29,8 @@ __all__ = [
     "RungName",
     "RungSpec",
     "build_rungs",
+    "model_free_rungs",
+    "registered_rungs",
 ]
 
 RungName: TypeAlias = Literal["elide", "strip", "snapshot", "summary", "trim"]
@@ -102,6 +104,17 @@ RUNGS: dict[str, RungSpec] = {
 }
 DEFAULT_RUNGS: tuple[str, ...] = tuple(RUNGS)
 MODEL_FREE_RUNGS: tuple[str, ...] = tuple(n for n, s in RUNGS.items() if s.model_free)
+
+
+def registered_rungs() -> tuple[str, ...]:
+    """Every rung name of the registry, in ladder order (read now: what the CLI's help,
+    ``glyphfold serve``'s configuration and the checks of names use)."""
+    return tuple(RUNGS)
+
+
+def model_free_rungs() -> tuple[str, ...]:
+    """The registered rungs that call no model (the only ones reactive recovery may use)."""
+    return tuple(n for n, s in RUNGS.items() if s.model_free)
 
 
 def rung_names(rungs: Sequence[Any] | str) -> list[Any]:
