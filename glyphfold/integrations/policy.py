@@ -17,6 +17,7 @@ from glyphfold.checks import check_int
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
 from glyphfold.compaction.history.model import History
 from glyphfold.errors import InputError
+from glyphfold.render.profiles import ProfileArg
 
 __all__ = ["CompactionPolicy"]
 
@@ -39,7 +40,7 @@ class CompactionPolicy:
         window: int | None = None,
         ratio: float | None = None,
         trigger: int | None = None,
-        profile: Any = "anthropic",
+        profile: ProfileArg = "anthropic",
         counter: RequestCounter | None = None,
         on_compact: Callable[[Any], None] | None = None,
         **compact_options: Any,

@@ -39,6 +39,7 @@ from glyphfold.compaction.history.model import (
     Unknown,
 )
 from glyphfold.compaction.history.tokens import DEFAULT_PROFILE, estimate_history_tokens
+from glyphfold.render.profiles import ProfileArg
 
 __all__ = [
     "AnthropicRequestCounter",
@@ -61,7 +62,7 @@ class RequestCounter(Protocol):
 class EstimateRequestCounter:
     """The default: SDK-free estimate (docs/budget.md), every image billed, tools by JSON size."""
 
-    def __init__(self, *, profile: Any = DEFAULT_PROFILE, counter: Any = None) -> None:
+    def __init__(self, *, profile: ProfileArg = DEFAULT_PROFILE, counter: Any = None) -> None:
         self.profile = profile
         self.counter = counter
 

@@ -54,7 +54,7 @@ from glyphfold.compaction.history.turns import Segmentation, segment_turns
 from glyphfold.compaction.history.wire import unpriced_keys_of
 from glyphfold.compaction.history.wire.base import extra_keys
 from glyphfold.errors import InputError, TokenizerUnavailableError
-from glyphfold.render.profiles import get_profile
+from glyphfold.render.profiles import ProfileArg, get_profile
 
 __all__ = [
     "BPE_ENCODINGS",
@@ -315,7 +315,7 @@ _HEURISTIC = HeuristicCounter()
 # --------------------------------------------------------------------------- images
 
 
-def image_tokens(image: Image, *, profile: Any = DEFAULT_PROFILE) -> int:
+def image_tokens(image: Image, *, profile: ProfileArg = DEFAULT_PROFILE) -> int:
     """What the provider bills for one image (profile pricing; fixed cost when size unknown)."""
     prof = get_profile(profile)
     if not getattr(prof, "vision", True):
@@ -408,7 +408,7 @@ def estimate_message_tokens(
     *,
     images_sent: bool,
     tool_results_by_bytes: bool,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
 ) -> int:
     """Tokens of one message: 4 framing + its text, images priced only if sent.
@@ -533,7 +533,7 @@ def _text_units(m: Message, by_bytes: bool) -> int:
 def token_costs(
     history: Any,
     *,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
     segmentation: Segmentation | None = None,
@@ -611,7 +611,7 @@ def token_costs(
 def estimate_history_tokens(
     history: Any,
     *,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
     format: FormatArg = "auto",
