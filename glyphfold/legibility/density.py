@@ -38,14 +38,9 @@ BUDGET_FRACTIONS = (0.8, 0.6, 0.45, 0.33, 0.25)
 
 def transcript_of(history: Any) -> str:
     """Return the transcript the snapshot rung would image for the whole of ``history``."""
-    from glyphfold.compaction.history.messages import to_canonical
-    from glyphfold.compaction.ladder.rungs.common import tool_names
-    from glyphfold.compaction.ladder.rungs.transcribe import serialise
-    from glyphfold.compaction.ladder.transcript import TranscriptConfig
+    from glyphfold.compaction.ladder.api import transcript_of as ladder_transcript
 
-    h = to_canonical(history)
-    text, _ = serialise(list(enumerate(h.messages)), tool_names(h), TranscriptConfig())
-    return text
+    return ladder_transcript(history)
 
 
 def load_histories(paths: Iterable[Path]) -> list[tuple[str, Any]]:

@@ -53,13 +53,16 @@ from glyphfold.compaction.ladder.registry import (
 )
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.compaction.ladder.rungs.base import Rung
+from glyphfold.compaction.ladder.rungs.common import tool_names
 from glyphfold.compaction.ladder.rungs.elide import ElideConfig
 from glyphfold.compaction.ladder.rungs.snapshot import Renderer
+from glyphfold.compaction.ladder.rungs.transcribe import serialise
 from glyphfold.compaction.ladder.summarizers import Summarizer
+from glyphfold.compaction.ladder.transcript import TranscriptConfig
 from glyphfold.errors import ContextOverflowError, InputError
 from glyphfold.render.profiles import Profile, get_profile
 
-__all__ = ["compact", "floor_tokens", "recover", "shake"]
+__all__ = ["compact", "floor_tokens", "recover", "shake", "transcript_of"]
 
 
 def _ladder_run(
@@ -276,6 +279,14 @@ def shake(
         min_saving_tokens=0,  # the user asked for it: every saving counts
     )
     return run_ladder(h, restore, run)
+
+
+def transcript_of(history: Any, *, format: FormatArg = "auto") -> str:
+    """The transcript the snapshot rung would image if the whole of ``history`` were the
+    middle (role marks, calls, results capped per result, image placeholders)."""
+    h, _ = coerce(history, format=format)
+    text, _spans = serialise(list(enumerate(h.messages)), tool_names(h), TranscriptConfig())
+    return text
 
 
 def floor_tokens(
