@@ -44,14 +44,22 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 from glyphfold.checks import check_choice, check_int
 from glyphfold.compaction.history.markers import TOOL_RESULTS_PREFIX, X_KEY
 from glyphfold.compaction.history.messages import FormatArg, coerce
-from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult, Unknown
+from glyphfold.compaction.history.model import (
+    History,
+    Image,
+    Message,
+    Text,
+    ToolCall,
+    ToolResult,
+    Unknown,
+)
 from glyphfold.compaction.history.provider_blocks import (
     compaction_barrier,
     is_thinking_block,
     without_thinking,
 )
 from glyphfold.compaction.history.turns import Segmentation, segment_turns
-from glyphfold.compaction.history.wire import unpriced_keys_of
+from glyphfold.compaction.history.wire import unpriced_keys_of, wire_format
 from glyphfold.compaction.history.wire.base import extra_keys
 from glyphfold.errors import InputError, TokenizerUnavailableError
 from glyphfold.render.profiles import ProfileArg, get_profile
@@ -68,6 +76,7 @@ __all__ = [
     "TiktokenCounter",
     "TokenCosts",
     "TokenCounter",
+    "envelope_tokens",
     "estimate_history_tokens",
     "estimate_message_tokens",
     "image_tokens",
@@ -466,15 +475,17 @@ def estimate_message_tokens(
 
 @dataclass(frozen=True, slots=True)
 class TokenCosts:
-    """Per-message token estimates: ``system`` (Anthropic top-level) and one per message."""
+    """Per-message token estimates: ``system`` (a top-level system prompt), one per message,
+    and ``envelope``: the request's other keys that reach the model (tool schemas)."""
 
     system: int
     messages: tuple[int, ...]
+    envelope: int = 0
 
     @property
     def total(self) -> int:
         """The whole history's estimate."""
-        return self.system + sum(self.messages)
+        return self.system + sum(self.messages) + self.envelope
 
 
 def _is_bracket_results(m: Message) -> bool:
@@ -605,7 +616,23 @@ def token_costs(
     system = 0
     if h.system is not None:
         system = FRAMING_TOKENS + c.count(h.system_text)
-    return TokenCosts(system, tuple(out))
+    return TokenCosts(system, tuple(out), envelope_tokens(h, counter=c))
+
+
+def envelope_tokens(history: History, *, counter: TokenCounter | None = None) -> int:
+    """What the request keys beside the messages cost: tool schemas and tool configuration
+    (the format's ``context_keys``), priced as their JSON text. Sent, so billed (SPEC §3.3)."""
+    if not history.extra:
+        return 0
+    c = counter or _HEURISTIC
+    total = 0
+    for key in wire_format(history.format).context_keys:
+        value = history.extra.get(key)
+        if value is None:
+            continue
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        total += FRAMING_TOKENS + c.count(text)
+    return total
 
 
 def estimate_history_tokens(

@@ -22,6 +22,7 @@ from glyphfold.compaction.history.tokens import (
     DEFAULT_PROFILE,
     ImagePolicy,
     TokenCounter,
+    envelope_tokens,
     estimate_message_tokens,
     token_costs,
 )
@@ -280,6 +281,9 @@ def _overflow(run: LadderRun, state: _State, h: History, price: Pricing) -> Cont
         if floor > run.target
         else "the head, the tail, the newest real user message and pinned steps stay"
     )
+    schemas = envelope_tokens(h, counter=run.counter)
+    if schemas:
+        why += f"; {schemas:,} of them are the request's tool schemas, which no rung shortens"
     msg = (
         f"cannot compact the history to {run.target:,} tokens: after {names} it is still "
         f"{state.tokens:,} tokens ({why}); raise the budget or allow more rungs"
