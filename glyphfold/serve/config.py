@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from glyphfold.checks import check_int, check_number
+from glyphfold.compaction.ladder.registry import model_free_rungs, registered_rungs
 from glyphfold.errors import InputError
 
 __all__ = [
@@ -32,8 +33,6 @@ __all__ = [
 
 DEFAULT_OPENAI_UPSTREAM = "https://api.openai.com"
 DEFAULT_ANTHROPIC_UPSTREAM = "https://api.anthropic.com"
-MODEL_FREE = ("elide", "strip", "snapshot", "trim")
-_ALL_RUNGS = ("elide", "strip", "snapshot", "summary", "trim")
 
 
 def _upstream(name: str, value: str | None) -> str | None:
@@ -96,7 +95,8 @@ class ServeConfig:
     event_log: str | None = None  # JSON-lines path; "-" = stderr
     max_body_bytes: int = 32 * 1024 * 1024
     max_retries: int = 1  # retries after an upstream context overflow
-    rungs: tuple[str, ...] = MODEL_FREE
+    # default: every model-free rung of the registry, in ladder order
+    rungs: tuple[str, ...] = field(default_factory=model_free_rungs)
     summary: SummaryConfig | None = None
     cache_bytes: int = 256 * 1024 * 1024
     compact_workers: int = 2
@@ -196,12 +196,18 @@ class ServeConfig:
 
     def _check_rungs(self) -> None:
         rungs = tuple(self.rungs)
+        valid = registered_rungs()
         for r in rungs:
-            if r not in _ALL_RUNGS:
-                msg = f"unknown rung {r!r}; valid rungs: {', '.join(_ALL_RUNGS)}"
+            if r not in valid:
+                msg = f"unknown rung {r!r}; valid rungs: {', '.join(valid)}"
                 raise InputError(msg)
-        if "summary" in rungs and self.summary is None:
-            msg = "the summary rung needs a [summary] section (provider, model, api_key_env)"
+        free = model_free_rungs()
+        needs_model = [r for r in rungs if r not in free]
+        if needs_model and self.summary is None:
+            msg = (
+                f"the {', '.join(needs_model)} rung calls a model: it needs a [summary] "
+                "section (provider, model, api_key_env)"
+            )
             raise InputError(msg)
         if not rungs:
             msg = "rungs must name at least one rung"
@@ -210,8 +216,9 @@ class ServeConfig:
 
     @property
     def reactive_rungs(self) -> tuple[str, ...]:
-        """The rungs recovery may use: the configured ones minus the summary (SPEC §5.1)."""
-        return tuple(r for r in self.rungs if r != "summary") or ("trim",)
+        """The rungs recovery may use: the configured ones that call no model (SPEC §5.1)."""
+        free = model_free_rungs()
+        return tuple(r for r in self.rungs if r in free) or ("trim",)
 
 
 def is_loopback(host: str) -> bool:

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import glyphfold
+from glyphfold.compaction.history.turns import turn_entry_spans
+from glyphfold.compaction.history.wire import split_envelope
 from glyphfold.errors import ConflictError, GlyphfoldError
 from glyphfold.serve.eventlog import EventLog
 from glyphfold.serve.providers import ANTHROPIC
@@ -83,9 +85,8 @@ def client_identity(headers: Mapping[str, str], *, shared: bool = False) -> Iden
 
 
 def _split(history: Any) -> tuple[Any, list[Any]]:
-    if isinstance(history, Mapping):
-        return history.get("system"), list(history["messages"])
-    return None, list(history)
+    env = split_envelope(history)  # every wire format's envelope (its WireFormat row)
+    return env.system, list(env.messages)
 
 
 def conversation_name(identity: Identity, provider: str, history: Any, header: str | None) -> str:
@@ -311,16 +312,17 @@ class Recorder:
 
         Returns (messages written, whether a new conversation was started).
         """
-        system, messages = _split(history)
+        env = split_envelope(history)
+        system, messages = env.system, list(env.messages)
         done = 0 if thread is None else len(thread.hashes) // _DIGEST
-        seg = glyphfold.segment_turns(history)
-        cuts = [t.end for t in seg.turns[:-1] if t.end > done]
+        _fmt, spans, n_turns = turn_entry_spans(history)  # wire-entry ranges of the turns
+        cuts = [b for _a, b in spans[:-1] if b > done]
         chunks: list[list[Any]] = []
         start = done
         for cut in cuts:
             chunks.append(messages[start:cut])
             start = cut
-        if reply is not None and seg.turns:
+        if reply is not None and n_turns:
             chunks.append([*messages[start:], reply])
         chunks = [c for c in chunks if c]
         if not chunks:
@@ -332,8 +334,9 @@ class Recorder:
         written = 0
         for chunk in chunks:
             payload: Any = chunk
-            if done + written == 0 and system is not None and provider == ANTHROPIC:
-                payload = {"system": system, "messages": chunk}
+            if done + written == 0 and env.system_key is not None:
+                # the system prompt goes with the first turn, under the format's own key
+                payload = {env.system_key: env.system, env.messages_key: chunk}
             store.commit_turn(thread.conv_id, payload)
             at = done + written
             added = hashes[at * _DIGEST : (at + len(chunk)) * _DIGEST]
