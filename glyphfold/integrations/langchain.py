@@ -47,6 +47,7 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from glyphfold.compaction.history.images import parse_data_url
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
     OPENAI,
     Block,
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GlyphfoldMiddleware", "from_history", "glyphfold_pre_model_hook", "to_history"]
 
-X_KEY = "x_glyphfold"
 _ORIGIN = "langchain_message"  # canonical meta key: the LangChain message it came from
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 

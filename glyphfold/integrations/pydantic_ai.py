@@ -36,6 +36,7 @@ require("pydantic-ai", "pydantic_ai.messages", "glyphfold.integrations.pydantic_
 from pydantic_ai import messages as pm
 from pydantic_ai.tools import RunContext
 
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
     ANTHROPIC,
     Block,
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GlyphfoldHistory", "from_history", "to_history"]
 
-X_KEY = "x_glyphfold"
 _DETAIL = {"detail": "high"}
 _ORIGIN = "pydantic_ai_message"
 _PARSED = "pydantic_ai_blocks"  # the blocks the message parsed to, and each one's part index

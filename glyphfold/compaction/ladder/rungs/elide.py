@@ -3,13 +3,17 @@
 Outside the head and the tail, in any turn, oldest first and only as much as the
 target needs (SPEC §5.6):
 
-- a tool result with no notable event becomes a one-line stub,
-  ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``; the call stays, so pairing
-  stays valid and the model sees what it asked for;
-- the long argument values of a tool call (a ``write_file`` body, a patch) become
-  stubs the same way, ``[elided: write_file.content, 12,345 chars, sha1 3f2a9c]``;
-  the call stays valid: OpenAI ``arguments`` stays a JSON string, Anthropic
-  ``input`` an object, short values (a path) stay;
+- a tool result with no notable event (SPEC §5.8: superseded, an exact duplicate,
+  progress noise, a confirmation or empty output; see
+  :mod:`glyphfold.compaction.ladder.rungs.superseded`) becomes a one-line stub,
+  ``[elided: read_file, 48,213 chars, sha1 3f2a9c; reread by #call_9]``; the call
+  stays, so pairing stays valid and the model sees what it asked for. File contents,
+  search results, test runs and errors stay for the snapshot;
+- the long argument values of a tool call whose file is written again or read whole
+  later (a ``write_file`` body, a patch) become stubs the same way,
+  ``[elided: write_file.content, 12,345 chars, sha1 3f2a9c]``; the call stays valid:
+  OpenAI ``arguments`` stays a JSON string, Anthropic ``input`` an object, short
+  values (a path) stay;
 - the thinking blocks of earlier turns are cleared (the provider does not count
   them; the current tool cycle's thinking and signatures are never touched).
 
@@ -22,10 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from glyphfold.checks import check_int
 from glyphfold.compaction.history.markers import is_marker
 from glyphfold.compaction.history.model import History, Image, Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.provider_blocks import is_thinking_block, thinking_chars
@@ -40,13 +46,81 @@ from glyphfold.compaction.ladder.rungs.common import (
     tool_names,
 )
 from glyphfold.compaction.ladder.rungs.notable import (
-    ElideConfig,
+    DEFAULT_ERROR_PATTERNS,
+    compile_error_patterns,
     elision_stub,
+    error_text,
     is_stub,
     notable_reason,
 )
+from glyphfold.compaction.ladder.rungs.superseded import (
+    Call,
+    argument_reasons,
+    is_test_run,
+    qualifying_reasons,
+)
 
 __all__ = ["Elide", "ElideConfig"]
+
+
+POLICIES: tuple[str, ...] = ("spec", "unremarkable")
+
+
+@dataclass(frozen=True, slots=True)
+class ElideConfig:
+    """Rules of the elision rung; every default has its reason in the comment."""
+
+    keep_newest_results: int = 4  # the model is usually acting on its last few results
+    short_result_chars: int = 600  # a ~45-char stub saves little below ~150 tokens
+    protected_tools: frozenset[str] = frozenset()  # e.g. {"todo_write", "memory"}
+    keep_errors: bool = True  # errors drive the agent's next step
+    error_patterns: tuple[str, ...] = DEFAULT_ERROR_PATTERNS
+    digest_hex: int = 6  # enough to tell two results apart, short enough to ignore
+    # where tools print their verdict: a command's first lines and its last ones (exit
+    # codes, tracebacks, test summaries); the middle of a long result is file content
+    scan_head_chars: int = 2000
+    scan_tail_chars: int = 6000
+    # a write_file body or a patch is read once, like a result; values up to
+    # short_result_chars (a path, a flag) stay, so the call still says what it did
+    clear_arguments: bool = True
+    # the provider strips earlier turns' thinking; clearing it keeps the stored history small
+    clear_thinking: bool = True
+    # "spec": only results SPEC §5.8 lets go (superseded, duplicates, progress noise,
+    # confirmations, empty outputs; glyphfold.compaction.ladder.rungs.superseded): file
+    # contents, search results, test runs and errors go to the snapshot, which keeps
+    # every word. "unremarkable": every old result with no notable event (0.1's rule).
+    policy: str = "spec"
+
+    def __post_init__(self) -> None:
+        for name in (
+            "keep_newest_results",
+            "short_result_chars",
+            "scan_head_chars",
+            "scan_tail_chars",
+        ):
+            check_int(name, getattr(self, name), minimum=0, error=ValueError)
+        if self.policy not in POLICIES:
+            msg = f"elide policy must be one of {POLICIES}, got {self.policy!r}"
+            raise ValueError(msg)
+        if not 4 <= self.digest_hex <= 40:
+            msg = f"digest_hex must be in 4..40 hex digits, got {self.digest_hex}"
+            raise ValueError(msg)
+        if not isinstance(self.protected_tools, frozenset):
+            msg = (
+                f"protected_tools must be a frozenset of tool names, got "
+                f"{type(self.protected_tools).__name__}; wrap it: frozenset({{...}})"
+            )
+            raise TypeError(msg)
+        for p in self.error_patterns:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                msg = f"error pattern {p!r} is not a valid regex ({exc}); fix or remove it"
+                raise ValueError(msg) from exc
+
+    def compiled_errors(self) -> re.Pattern[str]:
+        """All error patterns as one multiline regex."""
+        return compile_error_patterns(self.error_patterns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +131,35 @@ class _Change:
     message: Message
     rows: tuple[Removed, ...]
     saving: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reasons:
+    """Why each call's result (and arguments) qualify for elision; None: any (0.1's rule)."""
+
+    results: dict[str, str] | None
+    arguments: dict[str, str] | None
+
+
+def elision_reasons(history: History, config: ElideConfig) -> Reasons:
+    """The SPEC §5.8 reasons of every call of ``history`` (the whole history: later calls
+    in the tail supersede earlier ones)."""
+    if config.policy == "unremarkable":
+        return Reasons(None, None)
+    results: dict[str, tuple[str, bool]] = {}
+    for m in history.messages:
+        for b in m.blocks:
+            if isinstance(b, ToolResult):
+                text = result_text(b)
+                verdict = b.is_error or error_text(text, config) or is_test_run(text)
+                results[b.call_id] = (text, verdict)
+    calls = []
+    for m in history.messages:
+        for b in m.blocks:
+            if isinstance(b, ToolCall):
+                text, verdict = results.get(b.id, (None, False))
+                calls.append(Call(b.id, b.name, b.arguments, text, verdict))
+    return Reasons(qualifying_reasons(calls), argument_reasons(calls))
 
 
 def _arg_chars(c: ToolCall) -> int:
@@ -109,12 +212,13 @@ class Elide:
         skip = {i for s in reg.middle_steps if s.start in kept for i in s.indices}
         earlier = reg.newest_user if reg.newest_user is not None else 0
         costs = ctx.message_costs(history)
+        reasons = elision_reasons(history, self.config)
         for i in reg.middle:
             m = msgs[i]
             if i in skip or is_marker(m) or ctx.is_pinned(m):
                 continue
             change = self._rewrite(
-                i, m, names, ranks, clear_thinking=i < earlier, cost=costs[i], ctx=ctx
+                i, m, names, ranks, reasons, clear_thinking=i < earlier, cost=costs[i], ctx=ctx
             )
             if change is not None:
                 yield change
@@ -137,6 +241,7 @@ class Elide:
         m: Message,
         names: dict[str, str],
         ranks: dict[tuple[int, int], int],
+        reasons: Reasons,
         *,
         clear_thinking: bool,
         cost: int,
@@ -148,7 +253,9 @@ class Elide:
         for j, b in enumerate(m.blocks):
             new: Any = b
             if isinstance(b, ToolResult):
-                new = self._result(b, names.get(b.call_id), ranks[(i, j)])
+                why = None if reasons.results is None else reasons.results.get(b.call_id)
+                if reasons.results is None or why is not None:
+                    new = self._result(b, names.get(b.call_id), ranks[(i, j)], why)
                 if new is not b:
                     rows.append(
                         Removed(
@@ -162,7 +269,8 @@ class Elide:
                         )
                     )
             elif isinstance(b, ToolCall) and cfg.clear_arguments:
-                if b.name not in cfg.protected_tools:
+                allowed = reasons.arguments is None or b.id in reasons.arguments
+                if allowed and b.name not in cfg.protected_tools:
                     new = (
                         stub_arguments(
                             b, min_chars=cfg.short_result_chars, hex_digits=cfg.digest_hex
@@ -207,7 +315,9 @@ class Elide:
         rows[0] = dataclasses.replace(rows[0], tokens=saving)  # the saving, booked once
         return _Change(i, new_m, tuple(rows), saving)
 
-    def _result(self, tr: ToolResult, name: str | None, rank: int) -> ToolResult:
+    def _result(
+        self, tr: ToolResult, name: str | None, rank: int, reason: str | None
+    ) -> ToolResult:
         cfg = self.config
         text = result_text(tr)
         if not text or is_stub(text):
@@ -222,6 +332,6 @@ class Elide:
         )
         if why is not None:
             return tr
-        stub = elision_stub(text, tool_name=name, hex_digits=cfg.digest_hex)
+        stub = elision_stub(text, tool_name=name, hex_digits=cfg.digest_hex, reason=reason)
         images = tuple(c for c in tr.content if isinstance(c, Image))
         return dataclasses.replace(tr, content=(Text(stub), *images))

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from glyphfold.checks import check_int
+if TYPE_CHECKING:
+    from glyphfold.compaction.ladder.rungs.elide import ElideConfig
 
 # Each pattern is one error signal seen in real agent tool output; case matters
 # where a lowercase form is common prose ("failed" in a sentence is not a test run).
@@ -40,59 +41,10 @@ DEFAULT_ERROR_PATTERNS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ElideConfig:
-    """Rules of the elision rung; every default has its reason in the comment."""
-
-    keep_newest_results: int = 4  # the model is usually acting on its last few results
-    short_result_chars: int = 600  # a ~45-char stub saves little below ~150 tokens
-    protected_tools: frozenset[str] = frozenset()  # e.g. {"todo_write", "memory"}
-    keep_errors: bool = True  # errors drive the agent's next step
-    error_patterns: tuple[str, ...] = DEFAULT_ERROR_PATTERNS
-    digest_hex: int = 6  # enough to tell two results apart, short enough to ignore
-    # where tools print their verdict: a command's first lines and its last ones (exit
-    # codes, tracebacks, test summaries); the middle of a long result is file content
-    scan_head_chars: int = 2000
-    scan_tail_chars: int = 6000
-    # a write_file body or a patch is read once, like a result; values up to
-    # short_result_chars (a path, a flag) stay, so the call still says what it did
-    clear_arguments: bool = True
-    # the provider strips earlier turns' thinking; clearing it keeps the stored history small
-    clear_thinking: bool = True
-
-    def __post_init__(self) -> None:
-        for name in (
-            "keep_newest_results",
-            "short_result_chars",
-            "scan_head_chars",
-            "scan_tail_chars",
-        ):
-            check_int(name, getattr(self, name), minimum=0, error=ValueError)
-        if not 4 <= self.digest_hex <= 40:
-            msg = f"digest_hex must be in 4..40 hex digits, got {self.digest_hex}"
-            raise ValueError(msg)
-        if not isinstance(self.protected_tools, frozenset):
-            msg = (
-                f"protected_tools must be a frozenset of tool names, got "
-                f"{type(self.protected_tools).__name__}; wrap it: frozenset({{...}})"
-            )
-            raise TypeError(msg)
-        for p in self.error_patterns:
-            try:
-                re.compile(p)
-            except re.error as exc:
-                msg = f"error pattern {p!r} is not a valid regex ({exc}); fix or remove it"
-                raise ValueError(msg) from exc
-
-    def compiled_errors(self) -> re.Pattern[str]:
-        """All error patterns as one multiline regex."""
-        return _compile(self.error_patterns)
-
-
 _CACHE: dict[tuple[str, ...], re.Pattern[str]] = {}
 
 
-def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
+def compile_error_patterns(patterns: tuple[str, ...]) -> re.Pattern[str]:
     pat = _CACHE.get(patterns)
     if pat is None:
         # inline flags must lead each alternative, so wrap every pattern as a scoped group
@@ -129,16 +81,18 @@ def notable_reason(
         return "is_error"
     if len(text) <= config.short_result_chars:
         return "short"
-    if config.keep_errors:
-        head, tail = config.scan_head_chars, config.scan_tail_chars
-        pat = config.compiled_errors()
-        if len(text) <= head + tail:
-            hit = pat.search(text)
-        else:
-            hit = pat.search(text, 0, head) or pat.search(text, len(text) - tail)
-        if hit:
-            return "error_text"
+    if config.keep_errors and error_text(text, config):
+        return "error_text"
     return None
+
+
+def error_text(text: str, config: ElideConfig) -> bool:
+    """True when ``text`` shows an error where tools print verdicts (its head and tail)."""
+    head, tail = config.scan_head_chars, config.scan_tail_chars
+    pat = config.compiled_errors()
+    if len(text) <= head + tail:
+        return pat.search(text) is not None
+    return bool(pat.search(text, 0, head) or pat.search(text, len(text) - tail))
 
 
 def digest(text: str, *, hex_digits: int = 6) -> str:
@@ -146,13 +100,21 @@ def digest(text: str, *, hex_digits: int = 6) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:hex_digits]
 
 
-def elision_stub(text: str, *, tool_name: str | None, hex_digits: int = 6) -> str:
-    """The stub for an elided result: ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``."""
+def elision_stub(
+    text: str, *, tool_name: str | None, hex_digits: int = 6, reason: str | None = None
+) -> str:
+    """The stub for an elided result: ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``.
+
+    ``reason`` (SPEC §5.8: what supersedes it) follows the hash:
+    ``[elided: read_file, 48,213 chars, sha1 3f2a9c; reread by #call_9]``.
+    """
     name = tool_name or "tool"
-    return f"[elided: {name}, {len(text):,} chars, sha1 {digest(text, hex_digits=hex_digits)}]"
+    why = f"; {reason}" if reason else ""
+    sha = digest(text, hex_digits=hex_digits)
+    return f"[elided: {name}, {len(text):,} chars, sha1 {sha}{why}]"
 
 
-_STUB_RE = re.compile(r"^\[elided: [^\]]*, [\d,]+ chars, sha1 [0-9a-f]{4,40}\]$")
+_STUB_RE = re.compile(r"^\[elided: [^\]]*, [\d,]+ chars, sha1 [0-9a-f]{4,40}(?:; [^\]\n]*)?\]$")
 
 
 def is_stub(text: str) -> bool:
