@@ -61,13 +61,8 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     )
     from glyphfold.compaction.history.evict import EvictingHistory
     from glyphfold.compaction.history.loop_guard import LoopGuard
-    from glyphfold.compaction.history.messages import (
-        FORMATS,
-        History,
-        detect_format,
-        to_canonical,
-        to_wire,
-    )
+    from glyphfold.compaction.history.messages import detect_format, to_canonical, to_wire
+    from glyphfold.compaction.history.model import FORMATS, History
     from glyphfold.compaction.history.overflow import is_context_overflow_error
     from glyphfold.compaction.history.request import prepare_request
     from glyphfold.compaction.history.tokens import (
@@ -88,6 +83,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     from glyphfold.compaction.history.validate import validate_history
     from glyphfold.compaction.ladder.aio import acompact, arecover, ashake
     from glyphfold.compaction.ladder.api import compact, recover, shake
+    from glyphfold.compaction.ladder.compactor import Compactor, Fitted, needs_compaction
     from glyphfold.compaction.ladder.provider import provider_messages
     from glyphfold.compaction.ladder.registry import LadderConfig
     from glyphfold.compaction.ladder.result import CompactionResult
@@ -112,7 +108,7 @@ _LAZY: dict[str, str] = {
     "get_profile": "glyphfold.render.profiles",
     "profile_names": "glyphfold.render.profiles",
     # history core (compaction/: messages, turns, validate, events, ...)
-    "History": "glyphfold.compaction.history.messages",
+    "History": "glyphfold.compaction.history.model",
     "to_canonical": "glyphfold.compaction.history.messages",
     "to_wire": "glyphfold.compaction.history.messages",
     "segment_turns": "glyphfold.compaction.history.turns",
@@ -150,6 +146,9 @@ _LAZY: dict[str, str] = {
     "prepare_request": "glyphfold.compaction.history.request",
     "open_store": "glyphfold.compaction.store",
     "compact": "glyphfold.compaction.ladder.api",
+    "Compactor": "glyphfold.compaction.ladder.compactor",
+    "Fitted": "glyphfold.compaction.ladder.compactor",
+    "needs_compaction": "glyphfold.compaction.ladder.compactor",
     "recover": "glyphfold.compaction.ladder.api",
     "shake": "glyphfold.compaction.ladder.api",
     "CompactionResult": "glyphfold.compaction.ladder.result",
@@ -170,7 +169,7 @@ _LAZY: dict[str, str] = {
     "BedrockRequestCounter": "glyphfold.compaction.history.counters",
     "calibrated_budget": "glyphfold.compaction.history.counters",
     "detect_format": "glyphfold.compaction.history.messages",
-    "FORMATS": "glyphfold.compaction.history.messages",
+    "FORMATS": "glyphfold.compaction.history.model",
     # named glyph shapes and the bundled pixel fonts
     "Shape": "glyphfold.render.shapes",
     "get_shape": "glyphfold.render.shapes",
@@ -188,6 +187,7 @@ __all__ = [
     "BudgetConfig",
     "CheckpointDropped",
     "CompactionResult",
+    "Compactor",
     "ConflictError",
     "ContextOverflowError",
     "CorruptStoreError",
@@ -196,6 +196,7 @@ __all__ = [
     "EstimateRequestCounter",
     "EventBus",
     "EvictingHistory",
+    "Fitted",
     "FontNotFoundError",
     "GeminiRequestCounter",
     "GlyphfoldError",
@@ -246,6 +247,7 @@ __all__ = [
     "get_profile",
     "get_shape",
     "is_context_overflow_error",
+    "needs_compaction",
     "open_store",
     "prepare_request",
     "profile_names",

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from glyphfold.compaction.history.messages import ToolResult, coerce
-from glyphfold.compaction.ladder.api import LadderConfig, compact, shake
+from glyphfold.compaction.history.messages import coerce
+from glyphfold.compaction.history.model import ToolResult
+from glyphfold.compaction.ladder.api import compact, shake
+from glyphfold.compaction.ladder.registry import LadderConfig
 from glyphfold.compaction.ladder.rungs.common import result_text
 from glyphfold.compaction.ladder.rungs.elide import elision_reasons
 from glyphfold.compaction.ladder.rungs.notable import ElideConfig, error_text, is_stub

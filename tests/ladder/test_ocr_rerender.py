@@ -14,7 +14,8 @@ import json
 import numpy as np
 import pytest
 
-from glyphfold.compaction.ladder.api import LadderConfig, compact
+from glyphfold.compaction.ladder.api import compact
+from glyphfold.compaction.ladder.registry import LadderConfig
 from glyphfold.compaction.ladder.rungs.notable import ElideConfig
 from glyphfold.compaction.ladder.transcript import plain_text
 

@@ -33,7 +33,8 @@ import json
 from typing import Any
 
 from glyphfold.checks import check_choice
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.messages import coerce, to_wire
+from glyphfold.compaction.history.model import (
     ANTHROPIC,
     BEDROCK,
     FORMATS,
@@ -47,8 +48,6 @@ from glyphfold.compaction.history.messages import (
     Text,
     ToolCall,
     ToolResult,
-    coerce,
-    to_wire,
 )
 from glyphfold.compaction.history.wire.base import args_object
 

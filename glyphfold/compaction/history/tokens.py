@@ -42,21 +42,15 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from glyphfold.checks import check_choice, check_int
-from glyphfold.compaction.history.messages import (
-    Image,
-    Message,
-    Text,
-    ToolCall,
-    ToolResult,
-    Unknown,
-    coerce,
-)
+from glyphfold.compaction.history.markers import TOOL_RESULTS_PREFIX
+from glyphfold.compaction.history.messages import coerce
+from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult, Unknown
 from glyphfold.compaction.history.provider_blocks import (
     compaction_barrier,
     is_thinking_block,
     without_thinking,
 )
-from glyphfold.compaction.history.turns import TOOL_RESULTS_PREFIX, Segmentation, segment_turns
+from glyphfold.compaction.history.turns import Segmentation, segment_turns
 from glyphfold.compaction.history.wire import unpriced_keys_of
 from glyphfold.compaction.history.wire.base import extra_keys
 from glyphfold.errors import InputError, TokenizerUnavailableError
@@ -265,6 +259,12 @@ def _bpe_bindings() -> Any:
         raise TokenizerUnavailableError(msg) from exc
 
 
+def _utf8_len(text: str) -> int:
+    """UTF-8 size of ``text``; a lone surrogate (JS tools cut strings mid-pair) counts 3
+    bytes, as the U+FFFD a tokenizer makes of it, instead of raising UnicodeEncodeError."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def _utf8_safe(text: str) -> str:
     """Lone surrogates become U+FFFD, as tiktoken does before it encodes."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -427,7 +427,7 @@ def estimate_message_tokens(
     for b in message.blocks:
         if isinstance(b, Text):
             if heuristic and text_bytes:
-                chars += len(b.text.encode("utf-8"))
+                chars += _utf8_len(b.text)
             elif heuristic:
                 chars += len(b.text)
             else:
@@ -436,9 +436,7 @@ def estimate_message_tokens(
             for x in b.content:
                 if isinstance(x, Text):
                     if heuristic:
-                        chars += (
-                            len(x.text.encode("utf-8")) if tool_results_by_bytes else len(x.text)
-                        )
+                        chars += _utf8_len(x.text) if tool_results_by_bytes else len(x.text)
                     else:
                         total += c.count(x.text)
                 elif isinstance(x, Image):
@@ -527,7 +525,7 @@ def _text_units(m: Message, by_bytes: bool) -> int:
             for x in b.content:
                 if type(x) is not Text or (x.raw is not None and not _TEXT_KEYS.issuperset(x.raw)):
                     return -1
-                n += len(x.text.encode("utf-8")) if by_bytes else len(x.text)
+                n += _utf8_len(x.text) if by_bytes else len(x.text)
         else:
             return -1
     return n

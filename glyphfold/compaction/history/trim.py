@@ -41,7 +41,8 @@ from glyphfold.compaction.history.markers import (
     marked_message,
     marker_kind,
 )
-from glyphfold.compaction.history.messages import OPENAI, History, Message, Text, coerce
+from glyphfold.compaction.history.messages import coerce
+from glyphfold.compaction.history.model import OPENAI, History, Message, Text
 from glyphfold.compaction.history.overflow import is_context_overflow_error
 from glyphfold.compaction.history.splice import append_user_side
 from glyphfold.compaction.history.tokens import (
@@ -59,7 +60,6 @@ __all__ = [
     "Dropped",
     "Span",
     "TrimResult",
-    "breadcrumb_text",
     "drop_spans",
     "recover_from_overflow",
     "trim_conversation_to_recent_turns",

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from glyphfold.checks import check_choice
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.messages import coerce, to_wire
+from glyphfold.compaction.history.model import (
     ANTHROPIC,
     BEDROCK,
     FORMATS,
@@ -54,8 +55,6 @@ from glyphfold.compaction.history.messages import (
     ToolCall,
     ToolResult,
     Unknown,
-    coerce,
-    to_wire,
 )
 from glyphfold.compaction.history.turns import pair_tool_calls
 from glyphfold.errors import HistoryFormatError
