@@ -29,27 +29,46 @@ from glyphfold.compaction.history.markers import (
 from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.provider_blocks import is_thinking_block
 from glyphfold.compaction.ladder.rungs.common import result_text, stub_arguments
-from glyphfold.compaction.ladder.rungs.notable import elision_stub
+from glyphfold.compaction.ladder.rungs.notable import elision_stub, is_stub
 from glyphfold.compaction.ladder.rungs.strip_images import describe_image
-from glyphfold.compaction.ladder.transcript import TranscriptBuilder, TranscriptConfig
+from glyphfold.compaction.ladder.transcript import (
+    TranscriptBuilder,
+    TranscriptConfig,
+    shorten_results,
+    tool_output_spans,
+)
 
 __all__ = ["LEVELS", "Source", "dropped_marker", "serialise"]
 
 LEVELS = 5  # tighter cap levels after the configured one; level LEVELS + 1 = elided
+# per-result and per-argument caps of levels 1..LEVELS when level 0 has no cap
+LEVEL_RESULT_CAPS = (8000, 4000, 2000, 1000, 400)
+LEVEL_ARGS_CAPS = (2000, 1000, 500, 250, 120)
 _MIN_RESULT_CAP = 200
 _MIN_ARGS_CAP = 80
 _ELIDED_ARG_CHARS = 120  # in elided pieces, argument values longer than this become stubs
 
 
 def level_config(base: TranscriptConfig, level: int) -> TranscriptConfig:
-    """The transcript caps of ``level``: each level halves the per-result and argument caps."""
+    """The transcript caps of ``level``: level 0 is ``base`` (no cap by default); each
+    further level caps tighter (a configured cap is halved per level)."""
     if level <= 0:
         return base
+    k = min(level, LEVELS)
+
+    def cap(value: int | None, table: tuple[int, ...], floor: int) -> int:
+        return table[k - 1] if value is None else max(floor, min(value >> k, table[k - 1]))
+
     return dataclasses.replace(
         base,
-        max_result_chars=max(_MIN_RESULT_CAP, base.max_result_chars >> level),
-        max_args_chars=max(_MIN_ARGS_CAP, base.max_args_chars >> level),
+        max_result_chars=cap(base.max_result_chars, LEVEL_RESULT_CAPS, _MIN_RESULT_CAP),
+        max_args_chars=cap(base.max_args_chars, LEVEL_ARGS_CAPS, _MIN_ARGS_CAP),
     )
+
+
+def _body_stub(body: str) -> str:
+    """A result body of an earlier snapshot's source as a one-line stub (its size, hash)."""
+    return body if is_stub(body) else elision_stub(body, tool_name="result")
 
 
 def _image_desc(img: Image) -> str:
@@ -79,7 +98,7 @@ def _blocks(tb: TranscriptBuilder, m: Message, names: dict[str, str], elided: bo
         elif isinstance(b, ToolResult):
             name = names.get(b.call_id)
             text = result_text(b)
-            if elided and text:
+            if elided and text and not is_stub(text):  # a stub keeps the original's size, hash
                 text = elision_stub(text, tool_name=name)
             tb.result(text, name=name, call_id=b.call_id, is_error=b.is_error)
             for c in b.content:
@@ -101,7 +120,14 @@ def piece(
     tb = TranscriptBuilder(config=config)
     if kind == SNAPSHOT:
         tb.begin(0, "earlier snapshot")
-        tb.raw(str(glyphfold_meta(m).get("source", "")))
+        source = str(glyphfold_meta(m).get("source", ""))
+        if elided:
+            source = shorten_results(source, None, stub=_body_stub)
+        else:
+            source = shorten_results(
+                source, config.max_result_chars, head_fraction=config.head_fraction
+            )
+        tb.raw(source)
     elif kind == SUMMARY:  # a model's words: content, not transcript
         tb.begin(0, "earlier summary")
         tb.text(m.text)
@@ -115,7 +141,10 @@ def piece(
 
 def has_tool_output(m: Message) -> bool:
     """True when a tighter level or elision can shorten the message's piece."""
-    return marker_kind(m) is None and any(isinstance(b, (ToolCall, ToolResult)) for b in m.blocks)
+    kind = marker_kind(m)
+    if kind == SNAPSHOT:  # an earlier snapshot's source: shortened by its result marks
+        return bool(tool_output_spans(str(glyphfold_meta(m).get("source", ""))))
+    return kind is None and any(isinstance(b, (ToolCall, ToolResult)) for b in m.blocks)
 
 
 def dropped_marker(n_msgs: int, chars: int) -> str:
