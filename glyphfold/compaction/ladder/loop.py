@@ -131,8 +131,7 @@ def _fixed_tokens(h: History, price: Pricing) -> tuple[int, Regions, tuple[int, 
     reg = split_regions(h, costs=costs, tail_tokens=0)
     system = price.count(h) - sum(costs)
     fixed = system + sum(costs[: reg.head_end])
-    if reg.newest_user is not None and reg.newest_user_in_middle:
-        fixed += costs[reg.newest_user]
+    fixed += sum(costs[i] for i in reg.request if reg.region_of(i) == "middle")
     return fixed, reg, costs
 
 
@@ -159,7 +158,8 @@ def minimal_tokens(h: History, price: Pricing, pinned: frozenset[int] = frozense
 
     _, reg, _ = _fixed_tokens(h, price)
     msgs = h.messages
-    keep = {i for i in reg.middle if id(msgs[i]) in pinned or i == reg.newest_user}
+    request = set(reg.request)
+    keep = {i for i in reg.middle if id(msgs[i]) in pinned or i in request}
     spans: list[Span] = []
     for s in reg.middle_steps:
         if any(i in keep for i in s.indices):

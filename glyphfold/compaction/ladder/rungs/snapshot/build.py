@@ -156,7 +156,7 @@ def _snapshot_message(
         blocks,
         SNAPSHOT,
         version=SNAPSHOT_VERSION,
-        source=rt.text,
+        source=rt.source or rt.text,  # every word (SPEC §5.9), whatever the pages hold
         pages=[list(p.source_span) for p in pages],
         messages=n_msgs,
         profile=getattr(inp.profile, "name", str(inp.profile)),
