@@ -145,12 +145,15 @@ def _continue(wire, fmt: str, first: int, extra: int):
 
 @pytest.mark.parametrize("fmt", shapes.FORMATS)
 def test_in_turn_snapshots_rerender_from_source(fmt):
-    """SPEC §5.3 inside one turn: pass 2 unfolds pass 1's source and renders once."""
+    """SPEC §5.3 inside one turn: a merging pass 2 unfolds pass 1's source and renders once.
+
+    (Blocks merge only when they must, SPEC §5.10; ``freeze_blocks=False`` asks for it.)
+    """
     wire = shapes.long_turn(fmt, steps=16)
     first = compact(wire, budget=12_000)
     stored = json.loads(json.dumps(first.messages))  # what a harness keeps
     grown = _continue(stored, fmt, 16, 6)
-    second = compact(grown, budget=20_000)
+    second = compact(grown, budget=20_000, config=LadderConfig(freeze_blocks=False))
     assert find_violations(second.messages) == []
     snaps1 = [
         m for m in msgs_of(first.messages) if m.get("x_glyphfold", {}).get("kind") == "snapshot"

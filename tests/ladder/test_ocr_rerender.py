@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pytest
 
-from glyphfold.compaction.ladder.api import compact
+from glyphfold.compaction.ladder.api import LadderConfig, compact
 from glyphfold.compaction.ladder.transcript import plain_text
 
 rapidocr = pytest.importorskip("rapidocr_onnxruntime")
@@ -80,7 +80,10 @@ def test_second_pass_reads_back_as_well_as_the_first(session):
     ocr = rapidocr.RapidOCR()
     first = compact(session, budget=12_000)
     second = compact(
-        json.loads(json.dumps(first.messages)), budget=first.tokens_after - 1_500, rungs="snapshot"
+        json.loads(json.dumps(first.messages)),
+        budget=first.tokens_after - 1_500,
+        rungs="snapshot",
+        config=LadderConfig(freeze_blocks=False),  # a merge: every block rendered again
     )
     assert first.pages and second.pages
     cer1 = page_cer(ocr, first.pages[0], _snapshot_source(first))

@@ -138,6 +138,7 @@ def compact(
         bus=bus,
         image_policy=image_policy,
         tail_tokens=cfg.tail_tokens,
+        freeze_blocks=cfg.freeze_blocks,
         min_saving_tokens=cfg.min_saving_tokens,
     )
     return run_ladder(h, restore, run)
@@ -208,6 +209,7 @@ def recover(
         bus=bus,
         image_policy=image_policy,
         tail_tokens=cfg.tail_tokens,
+        freeze_blocks=cfg.freeze_blocks,
         min_saving_tokens=cfg.min_saving_tokens,
     )
     return run_ladder(h, restore, run, estimate=estimate)
@@ -246,6 +248,7 @@ def shake(
         raise_if_over=False,
         bus=bus,
         tail_tokens=cfg.tail_tokens,
+        freeze_blocks=cfg.freeze_blocks,
     )
     return run_ladder(h, restore, run)
 

@@ -30,7 +30,10 @@ class RungContext:
     profile: Any  # glyphfold.render.profiles.Profile
     # per-message estimates of a history, as ``count`` prices them (position-aware)
     costs: Callable[[History], tuple[int, ...]] | None = None
-    pinned: frozenset[int] = frozenset()  # id() of pinned Message objects
+    pinned: frozenset[int] = frozenset()  # id() of pinned Message objects (frozen included)
+    # id() of the frozen prefix's messages (SPEC §5.10): earlier snapshot blocks and the
+    # text before them, kept byte for byte; only the snapshot rung may merge them
+    frozen: frozenset[int] = frozenset()
     dry_run: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
     tokens: int | None = None  # the estimate of the history this rung receives, if known
