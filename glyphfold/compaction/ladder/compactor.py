@@ -32,10 +32,12 @@ from typing import Any, Generic, Literal
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.budget import effective_context_budget
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
-from glyphfold.compaction.history.markers import X_KEY
+from glyphfold.compaction.history.markers import SNAPSHOT, X_KEY
 from glyphfold.compaction.history.messages import History, HistoryT
+from glyphfold.compaction.history.validate import count_breakpoints
 from glyphfold.compaction.history.wire import messages_key
 from glyphfold.compaction.ladder.api import compact, floor_tokens
+from glyphfold.compaction.ladder.breakpoints import limit_wire_markers
 from glyphfold.compaction.ladder.provider import provider_messages
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.errors import ContextOverflowError, InputError
@@ -158,7 +160,7 @@ def _unmarked(item: Any) -> Any:
 def _is_snapshot_item(item: Any) -> bool:
     if isinstance(item, Mapping):
         meta = item.get(X_KEY)
-        return isinstance(meta, Mapping) and meta.get("kind") == "snapshot"
+        return isinstance(meta, Mapping) and meta.get("kind") == SNAPSHOT
     return False
 
 
@@ -307,7 +309,7 @@ class Compactor:
     def needs_compaction(self, history: Any, *, tools: Sequence[Any] | None = None) -> bool:
         """Would this history (as this compactor would send it) pass the budget now?"""
         with self._lock:
-            candidate, _, _, _ = self._candidate(history)
+            candidate, _, _, _ = self._candidate(history, tools)
         return self._price(candidate, tools) > self.budget
 
     def reset(self) -> None:
@@ -344,7 +346,9 @@ class Compactor:
 
     # ------------------------------------------------------------------ the work
 
-    def _candidate(self, history: Any) -> tuple[Any, Action, list[bytes], bool]:
+    def _candidate(
+        self, history: Any, tools: Sequence[Any] | None = None
+    ) -> tuple[Any, Action, list[bytes], bool]:
         """(what would be sent before compacting, its action, the input digests, memo used)."""
         system, items = _split(history)
         digests = content_digests(self.seed, system, items)
@@ -356,7 +360,8 @@ class Compactor:
         if n == len(digests):
             return previous, "hit", digests, True
         _, prev_items = _split(previous)
-        return _join(previous, [*prev_items, *items[n:]]), "append", digests, True
+        joined = [*prev_items, *items[n:]]
+        return _join(previous, _limited(joined, system, tools)), "append", digests, True
 
     def _previous(self, memo: _Memo, history: Any) -> Any:
         if memo.history is not None:
@@ -374,7 +379,7 @@ class Compactor:
         return int(self.counter.count_request(history, tools=tools or None))
 
     def _fit(self, history: Any, tools: Sequence[Any] | None) -> Fitted[Any]:
-        candidate, action, digests, from_memo = self._candidate(history)
+        candidate, action, digests, from_memo = self._candidate(history, tools)
         tokens = self._price(candidate, tools)
         if tokens <= self.budget:
             if from_memo:
@@ -384,6 +389,11 @@ class Compactor:
         result, over = self._compact(candidate, tools_tokens)
         self.compactions += 1
         out = result.messages
+        if not isinstance(out, History):
+            system, items = _split(out)
+            limited = _limited(items, system, tools)
+            if limited is not items:
+                out = _join(out, limited)
         sent = self._price(out, tools)
         self._remember(digests, out, sent - tools_tokens)
         return Fitted(provider_messages(out), out, "compact", sent, result, over_budget=over)
@@ -425,6 +435,16 @@ class Compactor:
         out = _join(out, [it if _is_snapshot_item(it) else _unmarked(it) for it in items])
         data = json.dumps(out, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
         self._memo = _Memo(digests, data.encode(), None, tokens)
+
+
+def _limited(items: list[Any], system: Any, tools: Sequence[Any] | None) -> list[Any]:
+    """Ours on the newest block + the harness's on its newest messages, within the limit
+    of four (system and tools count; theirs are never touched)."""
+    out = items
+    for key in ("cache_control", "cachePoint"):
+        fixed = count_breakpoints([system, list(tools or ())], key)
+        out = limit_wire_markers(out, fixed=fixed, key=key)
+    return out
 
 
 def _jsonable(o: Any) -> Any:
