@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
         BudgetConfig,
         check_fits,
         effective_context_budget,
+        recovery_target,
     )
     from glyphfold.compaction.history.convert import convert_history
     from glyphfold.compaction.history.counters import (
@@ -61,13 +62,8 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     )
     from glyphfold.compaction.history.evict import EvictingHistory
     from glyphfold.compaction.history.loop_guard import LoopGuard
-    from glyphfold.compaction.history.messages import (
-        FORMATS,
-        History,
-        detect_format,
-        to_canonical,
-        to_wire,
-    )
+    from glyphfold.compaction.history.messages import detect_format, to_canonical, to_wire
+    from glyphfold.compaction.history.model import FORMATS, History
     from glyphfold.compaction.history.overflow import is_context_overflow_error
     from glyphfold.compaction.history.request import prepare_request
     from glyphfold.compaction.history.tokens import (
@@ -84,10 +80,15 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
         trim_to_recent_turn_count,
         trim_to_recent_turns,
     )
-    from glyphfold.compaction.history.turns import bound_tool_result, segment_turns, sweep_orphans
+    from glyphfold.compaction.history.turns import (
+        bound_tool_result,
+        repair_orphans,
+        segment_turns,
+        sweep_orphans,
+    )
     from glyphfold.compaction.history.validate import validate_history
     from glyphfold.compaction.ladder.aio import acompact, arecover, ashake
-    from glyphfold.compaction.ladder.api import compact, recover, shake
+    from glyphfold.compaction.ladder.api import compact, floor_tokens, recover, shake
     from glyphfold.compaction.ladder.compactor import Compactor, Fitted, needs_compaction
     from glyphfold.compaction.ladder.provider import provider_messages
     from glyphfold.compaction.ladder.registry import LadderConfig
@@ -113,11 +114,12 @@ _LAZY: dict[str, str] = {
     "get_profile": "glyphfold.render.profiles",
     "profile_names": "glyphfold.render.profiles",
     # history core (compaction/: messages, turns, validate, events, ...)
-    "History": "glyphfold.compaction.history.messages",
+    "History": "glyphfold.compaction.history.model",
     "to_canonical": "glyphfold.compaction.history.messages",
     "to_wire": "glyphfold.compaction.history.messages",
     "segment_turns": "glyphfold.compaction.history.turns",
     "sweep_orphans": "glyphfold.compaction.history.turns",
+    "repair_orphans": "glyphfold.compaction.history.turns",
     "validate_history": "glyphfold.compaction.history.validate",
     "HistoryTrimmed": "glyphfold.compaction.history.events",
     "OrphansSwept": "glyphfold.compaction.history.events",
@@ -138,6 +140,7 @@ _LAZY: dict[str, str] = {
     "effective_context_budget": "glyphfold.compaction.history.budget",
     "BudgetConfig": "glyphfold.compaction.history.budget",
     "check_fits": "glyphfold.compaction.history.budget",
+    "recovery_target": "glyphfold.compaction.history.budget",
     "trim_history": "glyphfold.compaction.history.trim",
     "trim_to_recent_turns": "glyphfold.compaction.history.trim",
     "trim_to_recent_turn_count": "glyphfold.compaction.history.trim",
@@ -155,6 +158,7 @@ _LAZY: dict[str, str] = {
     "Fitted": "glyphfold.compaction.ladder.compactor",
     "needs_compaction": "glyphfold.compaction.ladder.compactor",
     "recover": "glyphfold.compaction.ladder.api",
+    "floor_tokens": "glyphfold.compaction.ladder.api",
     "shake": "glyphfold.compaction.ladder.api",
     "CompactionResult": "glyphfold.compaction.ladder.result",
     "LadderConfig": "glyphfold.compaction.ladder.registry",
@@ -174,7 +178,7 @@ _LAZY: dict[str, str] = {
     "BedrockRequestCounter": "glyphfold.compaction.history.counters",
     "calibrated_budget": "glyphfold.compaction.history.counters",
     "detect_format": "glyphfold.compaction.history.messages",
-    "FORMATS": "glyphfold.compaction.history.messages",
+    "FORMATS": "glyphfold.compaction.history.model",
     # named glyph shapes and the bundled pixel fonts
     "Shape": "glyphfold.render.shapes",
     "get_shape": "glyphfold.render.shapes",
@@ -249,6 +253,7 @@ __all__ = [
     "detect_format",
     "effective_context_budget",
     "estimate_history_tokens",
+    "floor_tokens",
     "get_profile",
     "get_shape",
     "is_context_overflow_error",
@@ -259,7 +264,9 @@ __all__ = [
     "provider_messages",
     "recover",
     "recover_from_overflow",
+    "recovery_target",
     "render_text",
+    "repair_orphans",
     "segment_turns",
     "shake",
     "shape_names",

@@ -54,8 +54,8 @@ def report_html(
     elapsed_ms: float,
 ) -> str:
     """Build the self-contained HTML report of one compaction (pages linked as files)."""
-    from glyphfold.compaction.history.messages import Image, Text
-    from glyphfold.compaction.ladder.rungs.base import glyphfold_meta
+    from glyphfold.compaction.history.markers import glyphfold_meta
+    from glyphfold.compaction.history.model import Image, Text
 
     before, after = result.tokens_before, result.tokens_after
     saved_pct = 100 * (before - after) / before if before else 0.0

@@ -45,7 +45,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(msg) from exc
 
 from glyphfold.compaction.history.images import parse_data_url
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.model import (
     OPENAI,
     Block,
     FrozenMapping,

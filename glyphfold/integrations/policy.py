@@ -15,7 +15,7 @@ from typing import Any
 import glyphfold
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
-from glyphfold.compaction.history.messages import History
+from glyphfold.compaction.history.model import History
 from glyphfold.errors import InputError
 
 __all__ = ["CompactionPolicy"]

@@ -37,7 +37,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     )
     raise ImportError(msg) from exc
 
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.model import (
     ANTHROPIC,
     Block,
     FrozenMapping,

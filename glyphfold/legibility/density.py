@@ -38,7 +38,7 @@ BUDGET_FRACTIONS = (0.8, 0.6, 0.45, 0.33, 0.25)
 def transcript_of(history: Any) -> str:
     """Return the transcript the snapshot rung would image for the whole of ``history``."""
     from glyphfold.compaction.history.messages import to_canonical
-    from glyphfold.compaction.ladder.rungs.elide import tool_names
+    from glyphfold.compaction.ladder.rungs.common import tool_names
     from glyphfold.compaction.ladder.rungs.snapshot.source import serialise
     from glyphfold.compaction.ladder.transcript import TranscriptConfig
 

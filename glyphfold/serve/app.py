@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import unquote
 
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -15,7 +16,6 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glyphfold.serve.config import ServeConfig
-from glyphfold.serve.metrics import CONTENT_TYPE_LATEST
 from glyphfold.serve.providers import ENDPOINTS, Endpoint
 from glyphfold.serve.proxy import Proxy
 

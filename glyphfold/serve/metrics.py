@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+__all__ = ["Metrics"]
 
 # added latency is sub-millisecond without compaction, ~0.1-1 s with a 200k-token one
 _LATENCY_BUCKETS = (

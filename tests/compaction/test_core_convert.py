@@ -7,7 +7,8 @@ from core_histories import png_b64, snapshot, wire_histories
 from hypothesis import HealthCheck, given, settings
 
 from glyphfold.compaction.history.convert import convert_history
-from glyphfold.compaction.history.messages import History, to_canonical
+from glyphfold.compaction.history.messages import to_canonical
+from glyphfold.compaction.history.model import History
 from glyphfold.compaction.history.turns import pair_tool_calls
 from glyphfold.compaction.history.validate import validate_history
 from glyphfold.errors import InputError

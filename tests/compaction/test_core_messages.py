@@ -11,7 +11,9 @@ from core_histories import png_b64, snapshot, wire_histories, wire_messages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.images import image_size
+from glyphfold.compaction.history.messages import coerce, detect_format, to_canonical, to_wire
+from glyphfold.compaction.history.model import (
     History,
     Image,
     Message,
@@ -19,17 +21,12 @@ from glyphfold.compaction.history.messages import (
     ToolCall,
     ToolResult,
     Unknown,
-    coerce,
-    detect_format,
-    image_size,
-    message_signal,
     new_message,
-    to_canonical,
-    to_wire,
 )
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.turns import segment_turns
 from glyphfold.compaction.history.validate import find_violations, validate_history
+from glyphfold.compaction.history.wire import message_signal
 from glyphfold.errors import HistoryFormatError
 
 FAST = settings(

@@ -10,7 +10,8 @@ from core_histories import png_b64, render, simple_plan, snapshot, wire_historie
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glyphfold.compaction.history.messages import Image, ToolResult, to_canonical
+from glyphfold.compaction.history.messages import to_canonical
+from glyphfold.compaction.history.model import Image, ToolResult
 from glyphfold.compaction.history.tokens import (
     HeuristicCounter,
     TiktokenCounter,

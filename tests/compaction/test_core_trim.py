@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glyphfold.compaction.history.events import EventBus, HistoryTrimmed
-from glyphfold.compaction.history.markers import BREADCRUMB, marker_kind
-from glyphfold.compaction.history.messages import History, Text, to_canonical
+from glyphfold.compaction.history.markers import BREADCRUMB, is_breadcrumb_text, marker_kind
+from glyphfold.compaction.history.messages import to_canonical
+from glyphfold.compaction.history.model import History, Text
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.trim import (
     DEFAULT_MAX_TURNS,
@@ -21,7 +22,7 @@ from glyphfold.compaction.history.trim import (
     trim_to_recent_turn_count,
     trim_to_recent_turns,
 )
-from glyphfold.compaction.history.turns import is_breadcrumb_text, pair_tool_calls, segment_turns
+from glyphfold.compaction.history.turns import pair_tool_calls, segment_turns
 from glyphfold.compaction.history.validate import validate_history
 from glyphfold.errors import ContextOverflowError, InputError
 

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glyphfold.compaction.history.events import EventBus, OrphansSwept
-from glyphfold.compaction.history.messages import ToolCall, ToolResult, to_canonical
+from glyphfold.compaction.history.messages import to_canonical
+from glyphfold.compaction.history.model import ToolCall, ToolResult
 from glyphfold.compaction.history.turns import (
     bound_tool_result,
     is_turn_start,

@@ -15,7 +15,8 @@ from core_histories import wire_histories, wire_messages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glyphfold.compaction.history.messages import ToolResult, to_canonical
+from glyphfold.compaction.history.messages import to_canonical
+from glyphfold.compaction.history.model import ToolResult
 from glyphfold.compaction.history.tokens import (
     estimate_history_tokens,
     estimate_message_tokens,

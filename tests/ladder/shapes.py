@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.messages import to_wire
+from glyphfold.compaction.history.model import (
     History,
     Image,
     Message,
@@ -25,7 +26,6 @@ from glyphfold.compaction.history.messages import (
     ToolCall,
     ToolResult,
     Unknown,
-    to_wire,
 )
 
 FORMATS = ("openai", "anthropic")

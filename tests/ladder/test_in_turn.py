@@ -19,13 +19,8 @@ from glyphfold.compaction.history.messages import to_canonical
 from glyphfold.compaction.history.steps import split_regions
 from glyphfold.compaction.history.tokens import estimate_history_tokens, token_costs
 from glyphfold.compaction.history.validate import find_violations
-from glyphfold.compaction.ladder.api import (
-    LadderConfig,
-    compact,
-    floor_tokens,
-    recover,
-    shake,
-)
+from glyphfold.compaction.ladder.api import compact, floor_tokens, recover, shake
+from glyphfold.compaction.ladder.registry import LadderConfig
 from glyphfold.compaction.ladder.transcript import plain_text
 from glyphfold.errors import ContextOverflowError, EncodeError
 from glyphfold.render.api import plan_text

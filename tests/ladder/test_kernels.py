@@ -48,7 +48,7 @@ def reason(text, **kw):
 
 
 def test_plain_long_result_is_not_notable():
-    """SPEC §5: old tool results with no notable event are elided."""
+    """SPEC §5.8: old tool results with no notable event are elided."""
     assert reason(LONG) is None
 
 
@@ -70,7 +70,7 @@ def test_plain_long_result_is_not_notable():
     ],
 )
 def test_notable_rules(text, kw, why):
-    """SPEC §5: errors, short results, the newest N, pins are notable."""
+    """SPEC §5.8: errors, short results, the newest N, pins are notable."""
     assert reason(text, **kw) == why
 
 

@@ -13,7 +13,9 @@ from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, Summar
 from glyphfold.compaction.history.messages import to_canonical
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.validate import find_violations
-from glyphfold.compaction.ladder.api import LadderConfig, compact, provider_messages, recover, shake
+from glyphfold.compaction.ladder.api import compact, recover, shake
+from glyphfold.compaction.ladder.provider import provider_messages
+from glyphfold.compaction.ladder.registry import LadderConfig
 from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
 from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
 from glyphfold.compaction.ladder.transcript import plain_text
@@ -378,7 +380,7 @@ def test_text_only_profile_skips_snapshots(session):
 
 
 def test_page_budget_drops_the_oldest_middle_visibly(session):
-    """SPEC §5.6: over the page budget, tool output goes first, then steps; users last."""
+    """SPEC §5.9: over the page budget, tool output goes first, then steps; users last."""
     two = compact(
         session,
         budget=SNAP,

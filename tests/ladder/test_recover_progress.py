@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_in_turn import minimal, msgs_of
 
-from glyphfold.compaction.history.messages import Text
+from glyphfold.compaction.history.model import Text
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import floor_tokens, recover

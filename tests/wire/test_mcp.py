@@ -11,7 +11,8 @@ from sdk_mocks import ANTHROPIC_REPLY, Capture, anthropic_client, send_responses
 from wire_samples import PNG_B64, big_text, responses_history
 
 import glyphfold
-from glyphfold.compaction.history.messages import ToolCall, ToolResult, to_canonical
+from glyphfold.compaction.history.messages import to_canonical
+from glyphfold.compaction.history.model import ToolCall, ToolResult
 from glyphfold.compaction.history.validate import find_violations
 
 

@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 import glyphfold
-from glyphfold.compaction.history.messages import Text, ToolCall, ToolResult, to_canonical, to_wire
+from glyphfold.compaction.history.messages import to_canonical, to_wire
+from glyphfold.compaction.history.model import Text, ToolCall, ToolResult
 from glyphfold.compaction.history.turns import pair_tool_calls, repair_orphans
 from glyphfold.compaction.history.validate import find_violations
 

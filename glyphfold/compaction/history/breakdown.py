@@ -15,17 +15,8 @@ from types import MappingProxyType
 from typing import Any
 
 from glyphfold.checks import check_int
-from glyphfold.compaction.history.messages import (
-    Block,
-    FormatArg,
-    History,
-    Image,
-    Message,
-    ToolCall,
-    ToolResult,
-    WireHistory,
-    coerce,
-)
+from glyphfold.compaction.history.messages import FormatArg, WireHistory, coerce
+from glyphfold.compaction.history.model import Block, History, Image, Message, ToolCall, ToolResult
 from glyphfold.compaction.history.tokens import (
     DEFAULT_IMAGE_POLICY,
     DEFAULT_PROFILE,

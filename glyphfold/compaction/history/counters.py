@@ -28,15 +28,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.convert import convert_history
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.messages import coerce, to_wire
+from glyphfold.compaction.history.model import (
     ANTHROPIC,
     BEDROCK,
     GEMINI,
     RESPONSES,
     History,
     Unknown,
-    coerce,
-    to_wire,
 )
 from glyphfold.compaction.history.tokens import DEFAULT_PROFILE, estimate_history_tokens
 

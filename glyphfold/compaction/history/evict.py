@@ -27,20 +27,14 @@ from typing import Any
 
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.events import EventBus, MessagesEvicted, publish
-from glyphfold.compaction.history.messages import (
-    ANTHROPIC,
-    FORMATS,
-    OPENAI,
-    Message,
-    ToolResult,
-    message_signal,
-    parse_message,
-)
+from glyphfold.compaction.history.messages import parse_message
+from glyphfold.compaction.history.model import ANTHROPIC, FORMATS, OPENAI, Message, ToolResult
 from glyphfold.compaction.history.tokens import (
     DEFAULT_PROFILE,
     TokenCounter,
     estimate_message_tokens,
 )
+from glyphfold.compaction.history.wire import message_signal
 from glyphfold.errors import HistoryFormatError, InputError
 
 __all__ = ["DEFAULT_MAX_SAFE_TOKENS", "EvictingHistory", "EvictionSnapshot"]

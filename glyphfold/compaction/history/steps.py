@@ -31,7 +31,8 @@ from typing import Any, Literal, TypeAlias
 
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.markers import is_marker
-from glyphfold.compaction.history.messages import History, Message, coerce
+from glyphfold.compaction.history.messages import coerce
+from glyphfold.compaction.history.model import History, Message
 from glyphfold.compaction.history.provider_blocks import compaction_barrier
 from glyphfold.compaction.history.turns import is_turn_start
 from glyphfold.errors import InputError

@@ -23,12 +23,12 @@ from typing import Any
 from glyphfold.checks import check_choice, check_int
 from glyphfold.compaction.history.events import EventBus, OrphansSwept, publish
 from glyphfold.compaction.history.markers import (
-    BREADCRUMB_PREFIX,
     TOOL_RESULTS_PREFIX,
     is_breadcrumb_text,
     is_marker,
 )
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.messages import coerce
+from glyphfold.compaction.history.model import (
     TOOL_MESSAGE_FORMATS,
     Block,
     History,
@@ -36,18 +36,14 @@ from glyphfold.compaction.history.messages import (
     Text,
     ToolCall,
     ToolResult,
-    coerce,
 )
 
 __all__ = [
-    "BREADCRUMB_PREFIX",
-    "TOOL_RESULTS_PREFIX",
     "Pairing",
     "Segmentation",
     "SweepResult",
     "Turn",
     "bound_tool_result",
-    "is_breadcrumb_text",
     "is_turn_start",
     "pair_tool_calls",
     "repair_orphans",

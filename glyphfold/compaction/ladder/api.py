@@ -43,7 +43,6 @@ from glyphfold.compaction.ladder.loop import (
     resolve_pins,
     run_ladder,
 )
-from glyphfold.compaction.ladder.provider import provider_messages
 from glyphfold.compaction.ladder.registry import (
     DEFAULT_RUNGS,
     MODEL_FREE_RUNGS,
@@ -59,18 +58,7 @@ from glyphfold.compaction.ladder.summarizers import Summarizer
 from glyphfold.errors import ContextOverflowError, InputError
 from glyphfold.render.profiles import Profile, get_profile
 
-__all__ = [
-    "DEFAULT_RUNGS",
-    "MODEL_FREE_RUNGS",
-    "RUNGS",
-    "CompactionResult",
-    "LadderConfig",
-    "compact",
-    "floor_tokens",
-    "provider_messages",
-    "recover",
-    "shake",
-]
+__all__ = ["compact", "floor_tokens", "recover", "shake"]
 
 
 def compact(

@@ -35,7 +35,7 @@ from types import MappingProxyType
 from typing import Any
 
 from glyphfold.compaction.history.markers import SNAPSHOT, marker_kind
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.model import (
     ANTHROPIC,
     BEDROCK,
     OPENAI,

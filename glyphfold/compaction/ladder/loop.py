@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 
 from glyphfold.compaction.history.events import EventBus, publish
 from glyphfold.compaction.history.markers import SNAPSHOT, SNAPSHOT_ACK, glyphfold_meta, marker_kind
-from glyphfold.compaction.history.messages import History, Message, ToolCall, ToolResult
+from glyphfold.compaction.history.model import History, Message, ToolCall, ToolResult
 from glyphfold.compaction.history.steps import Regions, split_regions
 from glyphfold.compaction.history.tokens import (
     DEFAULT_IMAGE_POLICY,

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from glyphfold.compaction.history.messages import History, HistoryT, Message
+from glyphfold.compaction.history.markers import X_KEY
+from glyphfold.compaction.history.messages import HistoryT
+from glyphfold.compaction.history.model import History, Message
 from glyphfold.compaction.history.wire import messages_key
-from glyphfold.compaction.ladder.rungs.base import X_KEY
 from glyphfold.errors import InputError
 
 __all__ = ["provider_messages"]

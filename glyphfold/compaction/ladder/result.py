@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic
 
-from glyphfold.compaction.history.messages import History, HistoryT
+from glyphfold.compaction.history.messages import HistoryT
+from glyphfold.compaction.history.model import History
 from glyphfold.compaction.ladder.ledger import LedgerEntry, ledger_to_json
 from glyphfold.compaction.ladder.provider import provider_messages
 

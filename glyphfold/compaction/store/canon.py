@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.history.messages import OPENAI, detect_format, to_canonical
+from glyphfold.compaction.history.messages import detect_format, to_canonical
+from glyphfold.compaction.history.model import OPENAI
 from glyphfold.compaction.history.tokens import estimate_message_tokens
 from glyphfold.compaction.history.turns import is_turn_start
 

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from glyphfold.compaction.history.convert import convert_history
-from glyphfold.compaction.history.messages import FORMATS
+from glyphfold.compaction.history.model import FORMATS
 from glyphfold.compaction.history.turns import segment_turns
 from glyphfold.compaction.store import canon
 from glyphfold.compaction.store import conversations as convs

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from glyphfold.checks import check_int
-from glyphfold.compaction.history.messages import History, to_wire
+from glyphfold.compaction.history.messages import to_wire
+from glyphfold.compaction.history.model import History
 from glyphfold.compaction.store import canon
 from glyphfold.compaction.store import conversations as convs
 from glyphfold.compaction.store.backend import Tx

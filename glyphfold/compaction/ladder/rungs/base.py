@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from glyphfold.compaction.history.markers import X_KEY, glyphfold_meta
-from glyphfold.compaction.history.messages import History, Message
+from glyphfold.compaction.history.markers import glyphfold_meta
+from glyphfold.compaction.history.model import History, Message
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 
-__all__ = ["X_KEY", "Rung", "RungContext", "RungOutcome", "glyphfold_meta"]
+__all__ = ["Rung", "RungContext", "RungOutcome"]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from glyphfold.compaction.history.messages import History, Message, Text, ToolCall, ToolResult
+from glyphfold.compaction.history.model import History, Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.steps import Regions, Step, split_regions
 from glyphfold.compaction.ladder.rungs.base import RungContext
 from glyphfold.compaction.ladder.rungs.notable import elision_stub, is_stub

@@ -1,4 +1,4 @@
-"""Elision rung: clear what agents fill the window with, in the middle (SPEC §5, §5.5).
+"""Elision rung: clear what agents fill the window with, in the middle (SPEC §5.5, §5.8).
 
 Outside the head and the tail, in any turn, oldest first and only as much as the
 target needs (SPEC §5.6):
@@ -27,14 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from glyphfold.compaction.history.markers import is_marker
-from glyphfold.compaction.history.messages import (
-    History,
-    Image,
-    Message,
-    Text,
-    ToolCall,
-    ToolResult,
-)
+from glyphfold.compaction.history.model import History, Image, Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.provider_blocks import is_thinking_block, thinking_chars
 from glyphfold.compaction.history.steps import Regions
 from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
@@ -53,7 +46,7 @@ from glyphfold.compaction.ladder.rungs.notable import (
     notable_reason,
 )
 
-__all__ = ["Elide", "ElideConfig", "result_text", "tool_names"]
+__all__ = ["Elide", "ElideConfig"]
 
 
 @dataclass(frozen=True, slots=True)

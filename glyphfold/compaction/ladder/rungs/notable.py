@@ -1,4 +1,4 @@
-"""Notable-event detection and stubs for the elision rung (SPEC §5).
+"""Notable-event detection and stubs for the elision rung (SPEC §5.8).
 
 Pure functions on plain values (text, flags, names) so the rules are testable
 without a history. A tool result is *notable* — kept verbatim — when dropping

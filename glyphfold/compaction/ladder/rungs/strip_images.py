@@ -22,7 +22,7 @@ from glyphfold.compaction.history.images import (
     image_placeholder,
 )
 from glyphfold.compaction.history.markers import is_marker
-from glyphfold.compaction.history.messages import (
+from glyphfold.compaction.history.model import (
     Block,
     History,
     Image,

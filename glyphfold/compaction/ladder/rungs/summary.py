@@ -28,7 +28,7 @@ from glyphfold.compaction.history.markers import (
     glyphfold_meta,
     marked_message,
 )
-from glyphfold.compaction.history.messages import History, Message
+from glyphfold.compaction.history.model import History, Message
 from glyphfold.compaction.history.splice import append_user_side
 from glyphfold.compaction.history.steps import Regions, Step
 from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
@@ -149,7 +149,7 @@ class Summary:
             before,
             ctx.count(out),
             removed,
-            note=f"{calls} summarizer call(s)",
+            note=f"{calls:,} summarizer call(s)",
             extra={"source_chars": len(source), "calls": calls, "steps": len(span)},
         )
         return RungOutcome(out, entry)

@@ -13,7 +13,7 @@ algorithm applied to whole turns.
 from __future__ import annotations
 
 from glyphfold.compaction.history.events import HistoryTrimmed
-from glyphfold.compaction.history.messages import History
+from glyphfold.compaction.history.model import History
 from glyphfold.compaction.history.steps import Step
 from glyphfold.compaction.history.trim import Dropped, Span, drop_spans
 from glyphfold.compaction.history.turns import segment_turns
@@ -92,6 +92,6 @@ class Trim:
             breadcrumb=done.breadcrumbs[0],
             dropped_steps=n_steps,
         )
-        note = f"{n_steps} step(s) dropped, {len(done.breadcrumbs)} breadcrumb(s)"
+        note = f"{n_steps:,} step(s) dropped, {len(done.breadcrumbs):,} breadcrumb(s)"
         entry = LedgerEntry(self.name, before, after, removed, note=note)
         return RungOutcome(done.history, entry, events=(event,))

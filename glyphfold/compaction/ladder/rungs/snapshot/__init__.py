@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from glyphfold.checks import check_int
-from glyphfold.compaction.history.messages import History, Message
+from glyphfold.compaction.history.model import History, Message
 from glyphfold.compaction.history.steps import Regions, split_regions
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 from glyphfold.compaction.ladder.rungs.base import RungContext, RungOutcome
@@ -56,19 +56,12 @@ from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
     format_factsheet,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, Planner, Unit
-from glyphfold.compaction.ladder.rungs.snapshot.source import Source, join, serialise
+from glyphfold.compaction.ladder.rungs.snapshot.source import Source, join
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
 from glyphfold.render.profiles import Profile
 
-__all__ = [
-    "SNAPSHOT_VERSION",
-    "Renderer",
-    "Snapshot",
-    "SnapshotConfig",
-    "is_snapshot",
-    "serialise",
-]
+__all__ = ["SNAPSHOT_VERSION", "Renderer", "Snapshot", "SnapshotConfig"]
 
 
 # A glyphfold.render_text-compatible renderer: called as renderer(text, profile=...,
@@ -385,8 +378,8 @@ class Snapshot:
         if merge["merged_blocks"]:
             extra["merge_reason"] = merge["merge_reason"]
         note = (
-            f"{len(imaged)} of {len(units)} middle steps -> {len(built.pages)} page(s)"
-            f" in {len(plan.runs)} snapshot(s)"
+            f"{len(imaged):,} of {len(units):,} middle steps -> {len(built.pages):,} page(s)"
+            f" in {len(plan.runs):,} snapshot(s)"
         )
         if extra["lossy"]:
             note += "; pages shortened to fit (see dropped_chars, compressed_chars)"
@@ -403,7 +396,7 @@ class Snapshot:
                 f"their source ({why})"
             )
         if built.missing:
-            note += f"; {sum(built.missing.values())} char(s) no font covers"
+            note += f"; {sum(built.missing.values()):,} char(s) no font covers"
         return LedgerEntry(
             self.name, before, after, tuple(built.removed), page_records(built.pages), note, extra
         )

@@ -27,14 +27,7 @@ from glyphfold.compaction.history.markers import (
     glyphfold_meta,
     marked_message,
 )
-from glyphfold.compaction.history.messages import (
-    History,
-    Image,
-    Message,
-    Text,
-    ToolCall,
-    ToolResult,
-)
+from glyphfold.compaction.history.model import History, Image, Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.splice import append_user_side
 from glyphfold.compaction.history.steps import Regions
 from glyphfold.compaction.ladder.ledger import PageRecord, Removed

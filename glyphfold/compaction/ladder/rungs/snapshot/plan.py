@@ -340,7 +340,7 @@ class Planner:
         return Plan(hi, runs, Treatment(), tokens, first=first)
 
     def moves(self, c: int) -> list[tuple[str, int, int]]:
-        """The shortening moves of the prefix [0, c), in the order pages lose things (§5.6)."""
+        """The shortening moves of [0, c), in the order pages lose things (SPEC §5.6, §5.9)."""
         # a unit without text (a bridge, an acknowledgement) has nothing to lose
         units = [u for u in self.units[:c] if not u.kept and self._unit_text(u.index, Treatment())]
         tool = [p for u in units for p in u.positions if self.source.tool_output[p]]

@@ -5,7 +5,7 @@ Each message of the imaged middle becomes one piece of transcript
 run of steps, joined, are the text of one snapshot. Earlier snapshots unfold to
 their source and earlier summaries to their text, so pages are always drawn from
 text (SPEC §5.3). When the pages cannot hold everything, tool output is cut first
-(SPEC §5.6): a piece can be built at a tighter *level* (smaller head+tail caps per
+(SPEC §5.9): a piece can be built at a tighter *level* (smaller head+tail caps per
 tool result and per argument), or *elided* (its tool results and long arguments
 become stubs); narrative is only ever dropped whole or from its start, by the
 planner. Pieces are cached per (message, level): the planner tries many variants.
@@ -26,7 +26,7 @@ from glyphfold.compaction.history.markers import (
     glyphfold_meta,
     marker_kind,
 )
-from glyphfold.compaction.history.messages import Image, Message, Text, ToolCall, ToolResult
+from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.provider_blocks import is_thinking_block
 from glyphfold.compaction.ladder.rungs.common import result_text, stub_arguments
 from glyphfold.compaction.ladder.rungs.notable import elision_stub
