@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from glyphfold.checks import check_choice
-from glyphfold.compaction.history.messages import coerce, to_wire
+from glyphfold.compaction.history.messages import FormatArg, coerce, to_wire
 from glyphfold.compaction.history.model import (
     ANTHROPIC,
     BEDROCK,
@@ -50,7 +50,6 @@ from glyphfold.compaction.history.model import (
     GEMINI,
     OPENAI,
     RESPONSES,
-    FormatArg,
     History,
     Text,
     ToolCall,
