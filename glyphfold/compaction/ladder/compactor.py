@@ -243,7 +243,8 @@ class Compactor:
     or both: ``window`` alone sets the budget as :func:`glyphfold.effective_context_budget`
     does (``ratio``). ``low`` (0 < low <= 1, default :data:`DEFAULT_LOW_WATERMARK`) is
     the fraction of the budget a compaction brings the history to. ``counter`` prices
-    requests (a RequestCounter; default: the estimate under ``profile``). Other keyword
+    requests (a RequestCounter; default: the estimate under ``profile``). ``namespace``
+    goes into the content digests (a proxy keeps providers apart with it). Other keyword
     options go to :func:`glyphfold.compact` (``rungs``, ``summarizer``, ``config``,
     ``pins``, ``renderer``, ``bus``, ``image_policy``...).
 
@@ -264,8 +265,10 @@ class Compactor:
         reserve: int = 0,
         profile: Any = "anthropic",
         counter: RequestCounter | None = None,
+        namespace: str = "",
         **compact_options: Any,
     ) -> None:
+        self.namespace = namespace
         self.budget = _resolve_budget(budget, window, ratio)
         if isinstance(low, bool) or not isinstance(low, (int, float)) or not 0 < low <= 1:
             msg = f"low must be a fraction of the budget in (0, 1], got {low!r}"
@@ -305,7 +308,23 @@ class Compactor:
     @property
     def seed(self) -> str:
         """What the output depends on besides the history (part of the content digests)."""
-        return f"{self.profile}|{self.budget}|{self.target}|{self.hard_limit}"
+        rungs = self.options.get("rungs")
+        return (
+            f"{self.namespace}|{self.profile}|{self.budget}|{self.target}|{self.hard_limit}"
+            f"|{rungs!r}"
+        )
+
+    def digests(self, history: Any) -> list[bytes]:
+        """The chained content digests of ``history`` under this compactor's options."""
+        system, items = _split(history)
+        return content_digests(self.seed, system, items)
+
+    def adopt(self, history: Any, compacted: Any) -> None:
+        """Remember ``compacted`` as the output for ``history`` (e.g. after a reactive
+        recovery made it smaller): the next history that extends ``history`` appends to it."""
+        with self._lock:
+            tokens = self._price(compacted, None)
+            self._remember(self.digests(history), compacted, tokens)
 
     def needs_compaction(self, history: Any, *, tools: Sequence[Any] | None = None) -> bool:
         """Would this history (as this compactor would send it) pass the budget now?"""
