@@ -8,6 +8,7 @@ request byte for byte, so the provider's prompt cache keeps hitting.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import threading
 
@@ -67,7 +68,7 @@ def test_anthropic_moving_markers_still_append(serve, fake):
         caches.append(r.headers["x-glyphfold-cache"])
     assert caches.count("append") >= len(caches) // 2, caches
     raws = [r.body for r in fake.accepted()]
-    shares = [_shared_prefix(a, b) for a, b in zip(raws, raws[1:], strict=False)]
+    shares = [_shared_prefix(a, b) for a, b in itertools.pairwise(raws)]
     appended = [s for s, how in zip(shares, caches[1:], strict=False) if how == "append"]
     assert min(appended) > 0.8
     for r in fake.accepted():
