@@ -7,11 +7,19 @@
 
     agent = create_agent(model, tools, middleware=[GlyphfoldMiddleware(budget=100_000)])
 
-Before each model call the middleware prices the agent's messages; past the trigger it
-compacts them (``before_model`` / ``abefore_model``; the async hook runs the ladder in a
-worker thread) and replaces the state's messages, like LangChain's own
-``SummarizationMiddleware``. :func:`glyphfold_pre_model_hook` does the same as a
-LangGraph node (``create_react_agent(..., pre_model_hook=...)`` or any graph).
+Before each model call the middleware hands the agent's messages to the conversation's
+:class:`~glyphfold.Compactor` (SPEC §5.10): past the trigger it compacts them to a
+lower target, and between compactions it sends its previous compacted history byte for
+byte plus the new messages, so the provider's prompt cache keeps hitting.
+
+``mode="request"`` (the default) compacts only what is sent (``wrap_model_call``): the
+thread's state keeps every message, so checkpoints, other nodes and a later reader see
+the whole conversation, and nothing glyphfold does is irreversible. ``mode="state"``
+replaces the state's messages with the compacted ones (``before_model``), like
+LangChain's own ``SummarizationMiddleware``: smaller checkpoints, the originals gone
+(their text lives on in the snapshot's source). :func:`glyphfold_pre_model_hook` does
+the same as a LangGraph node (``create_react_agent(..., pre_model_hook=...)``; in
+``"request"`` mode it returns ``llm_input_messages``).
 
 LangChain messages map to glyphfold's model directly, with no lossy conversion:
 unchanged messages come back as the very same objects; a changed one is a copy of the
@@ -57,7 +65,7 @@ from glyphfold.compaction.history.model import (
     ToolResult,
     Unknown,
 )
-from glyphfold.errors import HistoryFormatError
+from glyphfold.errors import HistoryFormatError, InputError
 from glyphfold.integrations.policy import CompactionPolicy
 
 __all__ = ["GlyphfoldMiddleware", "from_history", "glyphfold_pre_model_hook", "to_history"]
@@ -228,58 +236,119 @@ def _message_is_unchanged(m: Message, origin: BaseMessage) -> bool:
 # --------------------------------------------------------------------------- the hooks
 
 
+_MODES = ("request", "state")
+
+
+def _mode(mode: str) -> str:
+    if mode not in _MODES:
+        msg = f"mode must be 'request' (compact what is sent) or 'state', got {mode!r}"
+        raise InputError(msg)
+    return mode
+
+
+def _tool_schemas(tools: Sequence[Any] | None) -> list[Any]:
+    """Tool schemas as the model receives them (priced with the request)."""
+    out: list[Any] = []
+    if not tools:
+        return out
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    for t in tools:
+        try:
+            out.append(t if isinstance(t, Mapping) else convert_to_openai_tool(t))
+        except (TypeError, ValueError, AttributeError):
+            out.append({"name": str(getattr(t, "name", t))})
+    return out
+
+
 class GlyphfoldMiddleware(AgentMiddleware):
     """``create_agent(..., middleware=[GlyphfoldMiddleware(budget=...)])``.
 
-    Options as :class:`~glyphfold.integrations.policy.CompactionPolicy`: ``budget`` or
-    ``window`` (+ ``ratio``), ``trigger``, ``profile``, ``counter`` (a RequestCounter;
-    default: the estimate), ``on_compact``, and :func:`glyphfold.compact`'s options.
+    Options as :class:`~glyphfold.integrations.policy.CompactionPolicy`: ``budget``
+    and/or ``window`` (+ ``ratio``), ``trigger``, ``profile``, ``counter`` (a
+    RequestCounter; default: the estimate), ``on_compact``, and :func:`glyphfold.compact`'s
+    options. ``mode``: ``"request"`` (default: compact what is sent, the state stays
+    whole) or ``"state"`` (replace the state's messages). One instance is one
+    conversation (its compactor remembers the last output).
     """
 
-    def __init__(self, budget: int | None = None, **options: Any) -> None:
+    def __init__(self, budget: int | None = None, *, mode: str = "request", **options: Any):
         super().__init__()
+        self.mode = _mode(mode)
         self.policy = CompactionPolicy(budget, **options)
 
-    def _plan(self, state: Any) -> History | None:
-        h = to_history(state["messages"])
-        return h if self.policy.over(h) else None
+    # -- mode="state": the state's messages are replaced ------------------------------
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        h = self._plan(state)
-        return None if h is None else _changed(h, self.policy.compact(h))
+        if self.mode != "state":
+            return None
+        h = to_history(state["messages"])
+        return _changed(h, self.policy.fit(h))
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        h = self._plan(state)
-        return None if h is None else _changed(h, await self.policy.acompact(h))
+        if self.mode != "state":
+            return None
+        h = to_history(state["messages"])
+        return _changed(h, await self.policy.afit(h))
+
+    # -- mode="request": only what is sent is compacted --------------------------------
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        if self.mode != "request":
+            return handler(request)
+        h = to_history(request.messages)
+        fitted = self.policy.fit(h, _tool_schemas(request.tools))
+        return handler(_sent(request, fitted))
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        if self.mode != "request":
+            return await handler(request)
+        h = to_history(request.messages)
+        fitted = await self.policy.afit(h, _tool_schemas(request.tools))
+        return await handler(_sent(request, fitted))
 
 
-def _changed(h: History, result: Any) -> dict[str, Any] | None:
-    if result.history is h:
+def _sent(request: Any, fitted: Any) -> Any:
+    if fitted.action == "none":
+        return request
+    return request.override(messages=from_history(fitted.compacted))
+
+
+def _changed(h: History, fitted: Any) -> dict[str, Any] | None:
+    if fitted.action == "none" or fitted.compacted is h:
         return None
-    return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *from_history(result.history)]}
+    return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *from_history(fitted.compacted)]}
 
 
-def glyphfold_pre_model_hook(budget: int | None = None, **options: Any) -> Any:
-    """A LangGraph node (sync and async) that compacts the state's ``messages`` in place.
+def glyphfold_pre_model_hook(
+    budget: int | None = None, *, mode: str = "request", **options: Any
+) -> Any:
+    """A LangGraph node (sync and async) that compacts the state's ``messages``.
 
     Use it as ``create_react_agent(..., pre_model_hook=glyphfold_pre_model_hook(budget=...))``
-    or ``graph.add_node("compact", glyphfold_pre_model_hook(...))`` before the model node.
-    Options as :class:`GlyphfoldMiddleware`.
+    (``mode="request"``, the default: it returns ``llm_input_messages``, what the model
+    receives, and leaves the state whole) or, with ``mode="state"``, as any graph's node
+    before the model (it replaces the state's messages). Options as
+    :class:`GlyphfoldMiddleware`.
     """
     from langchain_core.runnables import RunnableLambda
 
+    _mode(mode)
     policy = CompactionPolicy(budget, **options)
+
+    def _out(h: History, fitted: Any) -> dict[str, Any]:
+        if mode == "state":
+            return _changed(h, fitted) or {}
+        if fitted.action == "none":
+            return {}
+        return {"llm_input_messages": from_history(fitted.compacted)}
 
     def hook(state: Any) -> dict[str, Any]:
         h = to_history(state["messages"])
-        if not policy.over(h):
-            return {}
-        return _changed(h, policy.compact(h)) or {}
+        return _out(h, policy.fit(h))
 
     async def ahook(state: Any) -> dict[str, Any]:
         h = to_history(state["messages"])
-        if not policy.over(h):
-            return {}
-        return _changed(h, await policy.acompact(h)) or {}
+        return _out(h, await policy.afit(h))
 
     return RunnableLambda(hook, afunc=ahook, name="glyphfold_compact")

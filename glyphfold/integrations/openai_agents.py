@@ -9,24 +9,20 @@
     result = await Runner.run(agent, "task...", run_config=config)
 
 The filter sees the Responses input items (and the instructions) right before each
-model call and returns them compacted when they pass the trigger. The SDK keeps its
-own history unfiltered and hands the filter the full input again at every call, so
-the filter remembers its last output: while the input still begins with the items it
-compacted, the next call sends that output plus the new items (the pages, hence the
-provider's prompt cache, stay put), and when that grows past the trigger it compacts
-the remembered output, whose snapshot keeps its source text (``x_glyphfold``), so
-the new pages are rendered again from text (pass N+1 never images pages). glyphfold's
-own keys are removed from what the model receives.
+model call and hands them to the run's :class:`~glyphfold.Compactor`. The SDK keeps
+its own history unfiltered and hands the filter the full input again at every call;
+the compactor remembers its last output: while the input extends the items it
+compacted, the next call sends that output byte for byte plus the new items (the
+pages, hence the provider's prompt cache, stay put), and when that grows past the
+trigger it compacts to a lower target, keeping the pages already sent frozen and
+imaging the newly old items as a new block (SPEC §5.10). glyphfold's own keys are
+removed from what the model receives.
 
 Needs ``pip install glyphfold[openai-agents]``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,86 +46,43 @@ def _items(items: Sequence[Any]) -> list[Any]:
     return [plain(i) if is_sdk_object(i) else i for i in items]
 
 
-def _digest(item: Any) -> str:
-    text = json.dumps(item, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-@dataclasses.dataclass
-class _Memo:
-    """The last compaction: the input items it covered (digests) and what it produced."""
-
-    digests: list[str]
-    instructions: str | None
-    output: dict[str, Any]  # {"instructions"?, "input": [...]} with x_glyphfold kept
-
-
 class GlyphfoldInputFilter:
     """``RunConfig(call_model_input_filter=GlyphfoldInputFilter(budget=...))``.
 
-    Options as :class:`~glyphfold.integrations.policy.CompactionPolicy` (``budget`` or
-    ``window``, ``trigger``, ``profile`` (default ``"openai"``), ``counter``,
+    Options as :class:`~glyphfold.integrations.policy.CompactionPolicy` (``budget``
+    and/or ``window``, ``trigger``, ``profile`` (default ``"openai"``), ``counter``,
     ``on_compact`` and :func:`glyphfold.compact`'s options). Callable sync or async:
-    the SDK awaits it, so the ladder runs in a worker thread.
+    the SDK awaits it, so the ladder runs in a worker thread. One filter is one
+    conversation (one compactor): give each run its own.
     """
 
     def __init__(self, budget: int | None = None, **options: Any) -> None:
         options.setdefault("profile", "openai")
         self.policy = CompactionPolicy(budget, **options)
-        self._memo: _Memo | None = None
-        self._lock = threading.Lock()
 
-    # ------------------------------------------------------------------ planning
+    @staticmethod
+    def _body(data: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"input": _items(data.model_data.input)}
+        if data.model_data.instructions is not None:
+            body["instructions"] = data.model_data.instructions
+        return body
 
-    def _candidate(self, items: list[Any], instructions: str | None) -> tuple[dict, list[str]]:
-        """The request to price: the remembered output + the new items, or the input."""
-        digests = [_digest(i) for i in items]
-        memo = self._memo
-        n = len(memo.digests) if memo is not None else 0
-        if (
-            memo is not None
-            and memo.instructions == instructions
-            and n <= len(items)
-            and digests[:n] == memo.digests
-        ):
-            body: dict[str, Any] = dict(memo.output)
-            body["input"] = [*memo.output["input"], *items[n:]]
-            return body, digests
-        body = {"input": items}
-        if instructions is not None:
-            body["instructions"] = instructions
-        return body, digests
-
-    def _finish(self, data: Any, body: dict, digests: list[str], result: Any) -> Any:
-        if result is not None:
-            body = result.messages
-            with self._lock:
-                self._memo = _Memo(digests, data.model_data.instructions, body)
-        clean = glyphfold.provider_messages(body)
-        return ModelInputData(input=clean["input"], instructions=data.model_data.instructions)
-
-    # ------------------------------------------------------------------ the hook
+    @staticmethod
+    def _finish(data: Any, fitted: Any) -> Any:
+        return ModelInputData(
+            input=list(fitted.messages["input"]), instructions=data.model_data.instructions
+        )
 
     def __call__(self, data: Any) -> Any:
         return self._run_async(data)
 
     async def _run_async(self, data: Any) -> Any:
-        items = _items(data.model_data.input)
-        body, digests = self._candidate(items, data.model_data.instructions)
-        tools = _tool_schemas(data.agent)
-        result = None
-        if self.policy.over(body, tools):
-            result = await self.policy.acompact(body)
-        return self._finish(data, body, digests, result)
+        fitted = await self.policy.afit(self._body(data), _tool_schemas(data.agent))
+        return self._finish(data, fitted)
 
     def filter_sync(self, data: Any) -> Any:
         """The same filter, synchronously (for callers outside an event loop)."""
-        items = _items(data.model_data.input)
-        body, digests = self._candidate(items, data.model_data.instructions)
-        result = None
-        if self.policy.over(body, _tool_schemas(data.agent)):
-            result = self.policy.compact(body)
-        return self._finish(data, body, digests, result)
+        return self._finish(data, self.policy.fit(self._body(data), _tool_schemas(data.agent)))
 
 
 def _tool_schemas(agent: Any) -> list[Any]:

@@ -1,10 +1,15 @@
 """When and how far an adapter compacts: the options every framework adapter shares.
 
-An adapter prices the request it is about to send (a
+An adapter hands the history it is about to send to the conversation's
+:class:`~glyphfold.Compactor` (SPEC §5.10): it prices the request (a
 :class:`~glyphfold.compaction.history.counters.RequestCounter`: the estimate by
-default, a provider's count-tokens endpoint on demand) and, when it passes
-``trigger`` tokens, compacts the history to ``budget`` with :func:`glyphfold.compact`
-(or :func:`glyphfold.acompact` from async hooks, so the event loop never blocks).
+default, a provider's count-tokens endpoint on demand, tool schemas included) and,
+when it passes ``trigger`` tokens, compacts it to ``budget``; between compactions it
+sends the previous compacted history byte for byte plus the new messages, so the
+provider's prompt cache keeps hitting. ``budget`` is a target; ``window`` (the model's
+context window) the hard limit: a single result over the budget but inside the window
+goes through, compacted as far as the floor allows. Async hooks run the ladder in a
+worker thread, so the event loop never blocks.
 """
 
 from __future__ import annotations
@@ -16,19 +21,23 @@ import glyphfold
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
 from glyphfold.compaction.history.model import History
+from glyphfold.compaction.ladder.compactor import DEFAULT_LOW_WATERMARK, Compactor, Fitted
 from glyphfold.errors import InputError
 
 __all__ = ["CompactionPolicy"]
 
 
 class CompactionPolicy:
-    """Budget, trigger, pricing and the ladder's options, validated once.
+    """Budget, trigger, pricing and the ladder's options, validated once; one compactor.
 
-    ``budget`` is the target in tokens (or give ``window`` and an optional ``ratio``,
-    resolved as :func:`glyphfold.effective_context_budget` does); ``trigger`` is
-    the size at which compaction starts (default: the budget). ``counter`` prices
-    the request (default: the estimate under ``profile``). ``on_compact`` receives
-    every :class:`~glyphfold.CompactionResult`. Other keyword options go to
+    ``budget`` is the target in tokens; ``window`` the model's context window, the hard
+    limit (give either or both; ``window`` alone sets the budget as
+    :func:`glyphfold.effective_context_budget` does, with ``ratio``). ``trigger`` is the
+    size at which compaction starts (default: the budget, which is then compacted to
+    ``low`` times itself, :data:`glyphfold.compaction.ladder.compactor.DEFAULT_LOW_WATERMARK`;
+    with a trigger, to the budget). ``counter`` prices the request (default: the
+    estimate under ``profile``). ``on_compact`` receives every
+    :class:`~glyphfold.CompactionResult`. Other keyword options go to
     :func:`glyphfold.compact` (``rungs``, ``summarizer``, ``config``, ``pins``...).
     """
 
@@ -44,16 +53,17 @@ class CompactionPolicy:
         on_compact: Callable[[Any], None] | None = None,
         **compact_options: Any,
     ) -> None:
-        if (budget is None) == (window is None):
-            msg = "give exactly one of budget= (tokens) or window= (the model's context window)"
+        if budget is None and window is None:
+            msg = "give budget= (tokens) or window= (the model's context window), or both"
             raise InputError(msg)
-        if window is not None:
-            budget = glyphfold.effective_context_budget(
-                context_window=window, context_compact_ratio=ratio
-            )
-        elif ratio is not None:
+        if ratio is not None and budget is not None:
             msg = "ratio= applies to window=, not to budget=; drop one of them"
             raise InputError(msg)
+        if budget is None:
+            budget = glyphfold.effective_context_budget(
+                context_window=check_int("window", window, minimum=1, unit="tokens"),
+                context_compact_ratio=ratio,
+            )
         budget = check_int("budget", budget, minimum=1, unit="tokens")
         if trigger is not None and (not isinstance(trigger, int) or trigger < budget):
             msg = f"trigger must be an int >= budget ({budget}), got {trigger!r}"
@@ -66,32 +76,48 @@ class CompactionPolicy:
             if bad in compact_options:
                 msg = f"{bad}= cannot be passed through to compact() here"
                 raise InputError(msg)
+        low = compact_options.pop("low", None)
         self.budget = budget
         self.trigger = budget if trigger is None else trigger
+        self.window = window
         self.profile = profile
         self.counter = counter or EstimateRequestCounter(profile=profile)
         self.on_compact = on_compact
         self.options = compact_options
+        if low is None:
+            low = budget / trigger if trigger is not None else DEFAULT_LOW_WATERMARK
+        self.compactor = Compactor(
+            self.trigger,
+            window=window if window is not None and window > self.trigger else None,
+            low=low,
+            profile=profile,
+            counter=self.counter,
+            **compact_options,
+        )
 
     def over(self, history: Any, tools: Sequence[Any] | None = None) -> bool:
-        """True when the request (history + tools) passes the trigger."""
-        return self.counter.count_request(history, tools=tools or None) > self.trigger
+        """True when the request (history + tools), as the compactor would send it, passes
+        the trigger (the public trigger: :meth:`glyphfold.Compactor.needs_compaction`)."""
+        return self.compactor.needs_compaction(history, tools=tools)
 
-    def _done(self, result: Any) -> Any:
-        if self.on_compact is not None:
-            self.on_compact(result)
-        return result
+    def _done(self, fitted: Fitted[Any]) -> Fitted[Any]:
+        if self.on_compact is not None and fitted.result is not None:
+            self.on_compact(fitted.result)
+        return fitted
+
+    def fit(self, history: History | Any, tools: Sequence[Any] | None = None) -> Fitted[Any]:
+        """What to send for ``history``: the compactor's answer (none/hit/append/compact)."""
+        return self._done(self.compactor(history, tools=tools))
+
+    async def afit(self, history: History | Any, tools: Sequence[Any] | None = None) -> Any:
+        """:meth:`fit` in a worker thread."""
+        return self._done(await self.compactor.afit(history, tools=tools))
 
     def compact(self, history: History | Any) -> Any:
-        """Compact to the budget; the CompactionResult."""
+        """Compact to the budget now, whatever the trigger says; the CompactionResult."""
         result = glyphfold.compact(
             history, budget=self.budget, profile=self.profile, **self.options
         )
-        return self._done(result)
-
-    async def acompact(self, history: History | Any) -> Any:
-        """:meth:`compact` in a worker thread."""
-        result = await glyphfold.acompact(
-            history, budget=self.budget, profile=self.profile, **self.options
-        )
-        return self._done(result)
+        if self.on_compact is not None:
+            self.on_compact(result)
+        return result

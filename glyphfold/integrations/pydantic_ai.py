@@ -227,9 +227,10 @@ def from_history(h: History) -> list[Any]:
 class GlyphfoldHistory:
     """``Agent(..., history_processors=[GlyphfoldHistory(budget=...)])``.
 
-    Options as :class:`~glyphfold.integrations.policy.CompactionPolicy`: ``budget`` or
-    ``window`` (+ ``ratio``), ``trigger``, ``profile``, ``counter``, ``on_compact``
-    and :func:`glyphfold.compact`'s options.
+    Options as :class:`~glyphfold.integrations.policy.CompactionPolicy`: ``budget``
+    and/or ``window`` (+ ``ratio``), ``trigger``, ``profile``, ``counter``,
+    ``on_compact`` and :func:`glyphfold.compact`'s options. One instance is one
+    conversation (its compactor remembers the last output): give each agent run its own.
     """
 
     def __init__(self, budget: int | None = None, **options: Any) -> None:
@@ -237,10 +238,12 @@ class GlyphfoldHistory:
 
     async def __call__(self, messages: list[Any]) -> list[Any]:
         h = to_history(messages)
-        if not self.policy.over(h):
+        # the conversation's compactor (SPEC §5.10): under the trigger the messages
+        # themselves; then its compacted history plus the new messages, byte-stable
+        fitted = await self.policy.afit(h)
+        if fitted.action == "none":
             return messages
-        result = await self.policy.acompact(h)
-        return messages if result.history is h else from_history(result.history)
+        return from_history(fitted.compacted)
 
     def capability(self) -> Any:
         """The processor as a ``ProcessHistory`` capability (``Agent(capabilities=[...])``)."""
