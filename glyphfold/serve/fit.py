@@ -152,7 +152,8 @@ def fit_request(ctx: FitContext) -> Fit:
     compactor = ctx.cache.find(digests) or fresh
     previous = compactor.last_digests
     try:
-        fitted = compactor(history)
+        # the lookup's digests serve the compactor too when it is the fresh one (same seed)
+        fitted = compactor(history, digests=digests if compactor.seed == fresh.seed else None)
     except ContextOverflowError as exc:
         return Fit(ctx.raw, history, total, total, failure=str(exc))
     ctx.cache.put(compactor, previous=previous)

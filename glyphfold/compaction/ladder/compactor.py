@@ -68,33 +68,45 @@ Action = Literal["none", "hit", "append", "compact"]
 _OWN = ("budget", "window", "ratio", "dry_run", "reserve")
 
 
-def _plain(o: Any) -> Any:
-    """A JSON-able, marker-free form of a wire value or a canonical message (for digests)."""
-    if isinstance(o, Mapping):
-        return {
-            str(k): _plain(v) for k, v in o.items() if k not in MARKER_KEYS and k != "cachePoint"
-        }
-    if isinstance(o, (list, tuple)):
-        return [
-            _plain(v)
-            for v in o
-            if not (isinstance(v, Mapping) and len(v) == 1 and "cachePoint" in v)
-        ]
-    if dataclasses.is_dataclass(o) and not isinstance(o, type):
-        out = {"__": type(o).__name__}
+def _feed(h: Any, o: Any) -> None:
+    """Hash a wire value or a canonical message into ``h``, prompt-cache markers aside.
+
+    A walk, not ``json.dumps``: strings are hashed as they are (no escaping), which is
+    what makes an append cheap next to the request it stands for.
+    """
+    if isinstance(o, str):
+        b = o.encode("utf-8", "surrogatepass")
+        h.update(b"s%d:" % len(b))
+        h.update(b)
+    elif isinstance(o, Mapping):
+        keys = sorted(str(k) for k in o if k not in MARKER_KEYS and k != "cachePoint")
+        h.update(b"{%d" % len(keys))
+        for k in keys:
+            _feed(h, k)
+            _feed(h, o[k])
+        h.update(b"}")
+    elif isinstance(o, (list, tuple)):
+        items = [v for v in o if not (isinstance(v, Mapping) and len(v) == 1 and "cachePoint" in v)]
+        h.update(b"[%d" % len(items))
+        for v in items:
+            _feed(h, v)
+        h.update(b"]")
+    elif dataclasses.is_dataclass(o) and not isinstance(o, type):
+        h.update(type(o).__name__.encode())
         for f in dataclasses.fields(o):
-            if f.name == "meta":
-                continue  # a framework's own objects ride there; the blocks are the content
-            out[f.name] = _plain(getattr(o, f.name))
-        return out
-    if o is None or isinstance(o, (str, int, float, bool)):
-        return o
-    return repr(o)
+            if f.name != "meta":  # a framework's own objects ride there; blocks are the content
+                _feed(h, f.name)
+                _feed(h, getattr(o, f.name))
+    elif o is None or isinstance(o, (bool, int, float)):
+        h.update(b"v" + repr(o).encode())
+    else:
+        h.update(b"r" + repr(o).encode())
 
 
 def _digest_of(item: Any) -> bytes:
-    text = json.dumps(_plain(item), sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+    h = hashlib.blake2b(digest_size=16)
+    _feed(h, item)
+    return h.digest()
 
 
 def content_digests(seed: str, system: Any, items: Sequence[Any]) -> list[bytes]:
@@ -350,11 +362,18 @@ class Compactor:
         return len(memo.data) if memo is not None and memo.data is not None else 0
 
     def __call__(
-        self, history: HistoryT, *, tools: Sequence[Any] | None = None
+        self,
+        history: HistoryT,
+        *,
+        tools: Sequence[Any] | None = None,
+        digests: Sequence[bytes] | None = None,
     ) -> Fitted[HistoryT]:
-        """The history to send for ``history`` (the whole conversation so far)."""
+        """The history to send for ``history`` (the whole conversation so far).
+
+        ``digests``: ``self.digests(history)`` when the caller computed them already.
+        """
         with self._lock:
-            return self._fit(history, tools)
+            return self._fit(history, tools, digests)
 
     async def afit(
         self, history: HistoryT, *, tools: Sequence[Any] | None = None
@@ -367,11 +386,14 @@ class Compactor:
     # ------------------------------------------------------------------ the work
 
     def _candidate(
-        self, history: Any, tools: Sequence[Any] | None = None
+        self,
+        history: Any,
+        tools: Sequence[Any] | None = None,
+        known: Sequence[bytes] | None = None,
     ) -> tuple[Any, Action, list[bytes], bool]:
         """(what would be sent before compacting, its action, the input digests, memo used)."""
         system, items = _split(history)
-        digests = content_digests(self.seed, system, items)
+        digests = list(known) if known is not None else content_digests(self.seed, system, items)
         memo = self._memo
         n = len(memo.digests) if memo is not None else 0
         if memo is None or n == 0 or n > len(digests) or digests[n - 1] != memo.digests[-1]:
@@ -398,8 +420,10 @@ class Compactor:
     def _price(self, history: Any, tools: Sequence[Any] | None) -> int:
         return int(self.counter.count_request(history, tools=tools or None))
 
-    def _fit(self, history: Any, tools: Sequence[Any] | None) -> Fitted[Any]:
-        candidate, action, digests, from_memo = self._candidate(history, tools)
+    def _fit(
+        self, history: Any, tools: Sequence[Any] | None, known: Sequence[bytes] | None = None
+    ) -> Fitted[Any]:
+        candidate, action, digests, from_memo = self._candidate(history, tools, known)
         tokens = self._price(candidate, tools)
         if tokens <= self.budget:
             if from_memo:
