@@ -454,8 +454,9 @@ def real_sessions(lows: list[float], *, fraction: float = 0.4) -> None:
     upstream's rules. Prints, per ``low``: compactions, model calls per compaction, the
     median repeated share and the cost under cache prices relative to the first ``low``.
     """
-    import glyphfold
     from loop_upstream import Priced, prompt_text, shared_prefix
+
+    import glyphfold
 
     files = sorted(p for p in REALDATA.glob("*.openai.json") if "__plain" not in p.name)
     if not files:
