@@ -57,7 +57,7 @@ __all__ = [
 # following steps append to an unchanged prefix. Chosen by measurement
 # (benchmarks/bench_loop.py, docs/ladder.md "Across a loop"): lower means fewer
 # compactions but more of the history as pages sooner.
-DEFAULT_LOW_WATERMARK = 0.6
+DEFAULT_LOW_WATERMARK = 0.4
 
 # prompt-cache markers: not content (a harness moves them every turn)
 MARKER_KEYS = frozenset({"cache_control", "prompt_cache_breakpoint"})
