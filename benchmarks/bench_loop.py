@@ -503,6 +503,53 @@ def real_sessions(lows: list[float], *, fraction: float = 0.4) -> None:
         )
 
 
+def run_mini(mini: str, *, direct: str, via: str) -> None:
+    """mini-swe-agent (a real harness CLI, ``pip install mini-swe-agent``) against the
+    scripted model: straight to the upstream, then through ``glyphfold serve``.
+
+    The model asks for a ~12k-char command output per step for 30 steps, then submits.
+    mini-swe-agent has no compaction of its own, so there is no self-compacting run to
+    price against: the table gives its cost in base-input-token units.
+    """
+    import tempfile
+
+    print("| harness | route | model calls | finished | share (median last 10) | cost | error |")
+    print("|---|---|---|---|---|---|---|")
+    for route, base in (("direct", direct), ("serve", via)):
+        model = f"mini-{route}"
+        with tempfile.TemporaryDirectory() as cwd:
+            env = {
+                **os.environ,
+                "MSWEA_CONFIGURED": "true",
+                "MSWEA_COST_TRACKING": "ignore_errors",
+                "OPENAI_API_KEY": "sk-bench",
+            }
+            cmd = [mini, "-m", f"openai/{model}", "-t", TASK, "-y", "-c", "mini.yaml"]
+            cmd += ["-c", f"model.model_kwargs.api_base={base}/v1", "-c", "agent.cost_limit=0"]
+            cmd += ["-c", "agent.step_limit=40", "-o", f"{cwd}/traj.json"]
+            out = subprocess.run(
+                cmd,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            text = out.stdout + out.stderr
+        priced = httpx.get(f"{direct}/runs/model:{model}", timeout=30).json()
+        ok = [p for p in priced if p["accepted"]]
+        finished = "Agent wants to finish" in text
+        error = "" if finished else (re.findall(r"\w+Error: [^\n]{0,100}", text) or ["?"])[-1]
+        share = statistics.median([p["share"] for p in ok][-10:]) if len(ok) > 1 else 0.0
+        cost = sum(p["cost"] for p in priced)
+        print(
+            f"| mini-swe-agent | {route} | {len(ok)}/{len(priced)} | {finished} | {share:.3f} | "
+            f"{cost:,.0f} | {error} |",
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=40)
@@ -514,6 +561,11 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated: chat, chat-stream, responses, messages, messages-stream",
     )
     ap.add_argument("--modes", default="self,serve,library")
+    ap.add_argument(
+        "--mini",
+        default="",
+        help="path of a mini-swe-agent 'mini' executable: run that harness instead",
+    )
     ap.add_argument(
         "--real",
         default="",
@@ -554,6 +606,8 @@ def main(argv: list[str] | None = None) -> int:
             f"http://127.0.0.1:{fport}",
             "--window",
             f"{MODEL}={args.window}",
+            "--window",
+            f"mini-serve={args.window}",
             "--log-level",
             "warning",
         ],
@@ -566,6 +620,10 @@ def main(argv: list[str] | None = None) -> int:
         direct, via = f"http://127.0.0.1:{fport}", f"http://127.0.0.1:{pport}"
         _wait(direct + "/v1/models")
         _wait(via + "/healthz")
+        if args.mini:
+            print(f"window {args.window:,} tokens, load {os.getloadavg()[0]:.1f}", flush=True)
+            run_mini(args.mini, direct=direct, via=via)
+            return 0
         print(
             f"window {args.window:,} tokens, {args.steps} steps of 2-8k-token tool results, "
             f"load {os.getloadavg()[0]:.1f}",

@@ -175,6 +175,8 @@ class LoopUpstream:
     """The fake upstream's state: a window per model, the priced requests per run."""
 
     def __init__(self, window: int) -> None:
+        global _UPSTREAM  # the script of a real harness counts its run's calls
+        _UPSTREAM = self
         self.window = window
         self.runs: dict[str, Run] = {}
         self._lock = threading.Lock()
@@ -216,7 +218,7 @@ class LoopUpstream:
         tokens = count_tokens(body, provider)
         ok = tokens + reserve <= self.window
         text = prompt_text(body)
-        key = request.headers.get("x-bench-run", "default")
+        key = _run_key(request, body)
         with self._lock:
             run = self.runs.setdefault(key, Run())
             n = shared_prefix(run.last, text) if run.last else 0
@@ -401,15 +403,41 @@ def _summary() -> str:
     ]
 
 
+def _run_key(request: Request, body: dict[str, Any]) -> str:
+    """The run a request belongs to: ``x-bench-run``, else its model (a real harness)."""
+    return request.headers.get("x-bench-run") or f"model:{body.get('model')}"
+
+
+_HARNESS_STEPS = 30
+# a real harness (mini-swe-agent) runs what the model says: a deterministic ~12k-char output
+_BIG_OUTPUT = (
+    "python3 -c \"import random; r = random.Random({k}); "
+    "w = 'parser token quote nested escape buffer state index value error line'.split(); "
+    "print(chr(10).join(' '.join(r.choice(w) for _ in range(12)) for _ in range(190)))\""
+)
+
+
 def _script(request: Request, body: dict[str, Any]) -> tuple[str, Any]:
     """("call", {id, args}) for a tool step, ("text", str) for the answer or a summary."""
     if _last_user_text(body).startswith("SUMMARIZE"):
         return "text", _summary()
+    if "x-bench-step" not in request.headers:
+        # a real harness: the step is the number of model calls of its run so far
+        run = _UPSTREAM.runs.get(_run_key(request, body)) if _UPSTREAM else None
+        k = len([p for p in run.requests if p.accepted]) - 1 if run else 0
+        if k >= _HARNESS_STEPS:
+            cmd = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+        else:
+            cmd = _BIG_OUTPUT.format(k=k)
+        return "call", {"id": f"call_{k}", "args": {"command": cmd}}
     step = int(request.headers.get("x-bench-step", "0"))
     steps = int(request.headers.get("x-bench-steps", "30"))
     if step >= steps:
         return "text", "All done: the parser handles the case and the tests pass."
     return "call", {"id": f"call_{step}", "args": {"cmd": f"cat src/module_{step}.py"}}
+
+
+_UPSTREAM: LoopUpstream | None = None
 
 
 def _reply_tokens(request: Request, body: dict[str, Any]) -> int:
