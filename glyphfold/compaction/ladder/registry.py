@@ -47,9 +47,9 @@ class LadderConfig:
     compaction that saves little still breaks the provider's prompt cache; 1,024 is
     the smallest prefix Anthropic caches). ``/shake`` ignores it. ``freeze_blocks``:
     snapshot blocks an earlier pass made, and the text before them, stay byte for byte
-    in place and new pages become a new block after them (SPEC §5.10); the blocks are
-    merged (re-rendered from their source, §5.3) only when the image limit or the
-    target forces it. False: every pass re-renders them.
+    in place and new pages become a new block after them (docs/ladder.md, "Blocks,
+    frozen"); the blocks are merged (re-rendered from their source) only when the image
+    limit or the target forces it. False: every pass re-renders them.
     """
 
     tail_tokens: int = DEFAULT_TAIL_TOKENS
