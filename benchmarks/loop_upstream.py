@@ -411,7 +411,7 @@ def _run_key(request: Request, body: dict[str, Any]) -> str:
 _HARNESS_STEPS = 30
 # a real harness (mini-swe-agent) runs what the model says: a deterministic ~12k-char output
 _BIG_OUTPUT = (
-    "python3 -c \"import random; r = random.Random({k}); "
+    'python3 -c "import random; r = random.Random({k}); '
     "w = 'parser token quote nested escape buffer state index value error line'.split(); "
     "print(chr(10).join(' '.join(r.choice(w) for _ in range(12)) for _ in range(190)))\""
 )

@@ -133,23 +133,3 @@ def test_handoff_filter_compacts_what_the_next_agent_receives():
     assert "[elided:" in text or "input_image" in text
     assert "x_glyphfold" not in text
     assert glyphfold_estimate(reviewer_input) < glyphfold_estimate(model.calls[-2].input)
-
-
-def test_same_compactions_as_a_plain_compactor_loop(run):
-    """The filter compacts exactly when a plain Compactor loop over the same inputs does."""
-    import glyphfold
-
-    _, results, items, _ = run
-    plain = glyphfold.Compactor(TRIGGER, low=BUDGET / TRIGGER, rungs=RUNGS, profile="openai")
-    calls = [
-        i
-        for i, it in enumerate(items)
-        if it.get("type") == "function_call"
-        or (it.get("role") == "assistant" and it.get("type", "message") == "message")
-    ]
-    schemas = [{"name": "read_file", "parameters": read_file.params_json_schema}]
-    fits = [
-        plain({"input": items[:i], "instructions": "You are a careful agent."}, tools=schemas)
-        for i in calls
-    ]
-    assert sum(f.compactions for f in fits) == len(results) >= 2

@@ -42,7 +42,7 @@ from glyphfold.compaction.ladder.breakpoints import limit_wire_markers
 from glyphfold.compaction.ladder.provider import provider_messages
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.errors import ContextOverflowError, InputError
-from glyphfold.render.profiles import get_profile
+from glyphfold.render.profiles import ProfileArg, get_profile
 
 __all__ = [
     "DEFAULT_LOW_WATERMARK",
@@ -183,7 +183,7 @@ def needs_compaction(
     budget: int | None = None,
     window: int | None = None,
     ratio: float | None = None,
-    profile: Any = "anthropic",
+    profile: ProfileArg = "anthropic",
     tools: Sequence[Any] | None = None,
     counter: RequestCounter | None = None,
 ) -> bool:
@@ -275,7 +275,7 @@ class Compactor:
         ratio: float | None = None,
         low: float = DEFAULT_LOW_WATERMARK,
         reserve: int = 0,
-        profile: Any = "anthropic",
+        profile: ProfileArg = "anthropic",
         counter: RequestCounter | None = None,
         namespace: str = "",
         **compact_options: Any,
@@ -409,7 +409,7 @@ class Compactor:
         if memo.history is not None:
             return memo.history
         assert memo.data is not None
-        previous = json.loads(memo.data)
+        previous = json.loads(memo.data.decode("utf-8", "surrogatepass"))
         if isinstance(history, Mapping) and isinstance(previous, dict):
             # the envelope's other keys as the caller sends them now (the same content: the
             # digests cover them; markers may have moved)
@@ -478,7 +478,8 @@ class Compactor:
         _, items = _split(out)
         out = _join(out, [it if _is_snapshot_item(it) else _unmarked(it) for it in items])
         data = json.dumps(out, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
-        self._memo = _Memo(digests, data.encode(), None, tokens)
+        # surrogatepass: a lone surrogate in a tool result round-trips (issue 21 item 8)
+        self._memo = _Memo(digests, data.encode("utf-8", "surrogatepass"), None, tokens)
 
 
 def _limited(items: list[Any], system: Any, tools: Sequence[Any] | None) -> list[Any]:
