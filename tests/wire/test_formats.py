@@ -154,8 +154,13 @@ def test_second_pass_rerenders_from_source(fmt, bodies):
     half = glyphfold.estimate_history_tokens(body) // 2
     first = glyphfold.compact(body, budget=half, profile=PROFILES[fmt], rungs=["snapshot"])
     again = first.tokens_after * 2 // 3
+    # a merging pass (SPEC §5.10: blocks stay frozen unless merged)
     second = glyphfold.compact(
-        first.messages, budget=again, profile=PROFILES[fmt], rungs=["snapshot"]
+        first.messages,
+        budget=again,
+        profile=PROFILES[fmt],
+        rungs=["snapshot"],
+        config=glyphfold.LadderConfig(freeze_blocks=False),
     )
     snap = [e for e in second.ledger if e.rung == "snapshot"]
     assert snap, [(e.rung, e.note) for e in second.ledger]
