@@ -93,7 +93,8 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
     from glyphfold.compaction.store import open_store
     from glyphfold.fonts.pixel import bundled_fonts
-    from glyphfold.render.api import RenderResult, render_text
+    from glyphfold.render.api import PageStream, RenderResult, iter_pages, render_text
+    from glyphfold.render.options import RenderOptions
     from glyphfold.render.profiles import Profile, get_profile, profile_names
     from glyphfold.render.shapes import Shape, get_shape, shape_names
     from glyphfold.render.warm import warm_up
@@ -103,6 +104,9 @@ __version__ = "0.2.0"
 # public name -> module that defines it (explicit registry, no import side effects)
 _LAZY: dict[str, str] = {
     "render_text": "glyphfold.render.api",
+    "iter_pages": "glyphfold.render.api",
+    "PageStream": "glyphfold.render.api",
+    "RenderOptions": "glyphfold.render.options",
     "RenderResult": "glyphfold.render.api",
     "Profile": "glyphfold.render.profiles",
     "get_profile": "glyphfold.render.profiles",
@@ -214,7 +218,9 @@ __all__ = [
     "OpenAIRequestCounter",
     "OrphansSwept",
     "OverflowRecovery",
+    "PageStream",
     "Profile",
+    "RenderOptions",
     "RenderResult",
     "RequestCounter",
     "RoleTokens",
@@ -247,6 +253,7 @@ __all__ = [
     "get_profile",
     "get_shape",
     "is_context_overflow_error",
+    "iter_pages",
     "needs_compaction",
     "open_store",
     "prepare_request",

@@ -129,16 +129,19 @@ def cheaper_option(text: str, options: dict[str, Any], image_tokens: int) -> str
 def run(args: argparse.Namespace) -> int:
     """Render, write page-0001.png..., print a summary; return the exit code."""
     from glyphfold.commands._output import output_dir, write_pages
-    from glyphfold.commands._progress import progress
+    from glyphfold.commands._progress import fraction_status, progress
     from glyphfold.commands._term import note, print_json, say
-    from glyphfold.render.api import describe, render_text
+    from glyphfold.render.api import RenderOptions, describe, iter_pages
 
     text, label = _read_input(args.input)
     _check_font(args.font)
     out = output_dir(args.out)
-    with progress(f"rendering {len(text):,} chars"):
-        result = render_text(text, **_options(args))
-        files = [str(p) for p in write_pages(result.pages, out)]
+    # pages are written as they are drawn: memory holds one page, not the render
+    stream = iter_pages(text, RenderOptions(**_options(args)))
+    status = fraction_status(lambda: (stream.pages_done, stream.fraction), "pages")
+    with progress(f"rendering {len(text):,} chars", status):
+        files = [str(p) for p in write_pages(stream, out)]
+    result = stream.result()
     summary = describe(result)
     summary["files"] = files
     summary["input"] = label

@@ -19,7 +19,7 @@ from glyphfold.render.atlas import Atlas, get_atlas
 from glyphfold.render.config import Setup, page_size
 from glyphfold.render.encode import encode_png, png_from_scanlines, row_bytes
 from glyphfold.render.ink import page_ink
-from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout, to_codepoints
+from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout
 
 
 @dataclass(frozen=True)
@@ -134,20 +134,46 @@ def atlas_for(setup: Setup) -> Atlas:
     return get_atlas(setup.chain, cell_w=setup.cell_w, cell_h=setup.cell_h, bits=setup.bits)
 
 
-def prepare(setup: Setup, text: str, *, with_src: bool = False) -> tuple[Atlas, Layout]:
-    """Lay ``text`` out for ``setup`` and make sure the atlas holds every glyph it shows.
+def prepare(
+    setup: Setup,
+    text: str,
+    *,
+    with_src: bool = False,
+    missing: dict[int, int] | None = None,
+) -> tuple[Atlas, Layout]:
+    """Set up the layout of ``text`` for ``setup``, the atlas filled chunk by chunk.
 
-    The atlas is filled from the code points the layout draws (``lay.cps``), not
-    the source's: a base letter followed by combining marks is drawn as its
-    precomposed letter, which the source never contains. ``with_src`` keeps each
-    cell's source offset (ink levels need it).
+    Each layout chunk fills the atlas with the code points it draws (``cps`` after
+    folding and recomposing, not the source's: a base letter followed by combining
+    marks is drawn as its precomposed letter, which the source never contains)
+    before its pages are drawn. ``with_src`` keeps each cell's source offset (ink
+    levels need it). ``missing`` (when given) counts, per code point, the drawn
+    characters no font has.
     """
     atlas = atlas_for(setup)
-    lay = Layout(to_codepoints(text), setup.config, with_src=with_src)
     cfg = setup.config
-    extra = (cfg.continuation, cfg.newline, *set(FOLD_CHARS.tolist()))
-    atlas.prepare(lay.cps, lay.cls, extra)
+    extra = (cfg.continuation, cfg.newline, *sorted(set(FOLD_CHARS.tolist())))
+
+    def on_chunk(cps: np.ndarray, cls: np.ndarray) -> None:
+        atlas.prepare(cps, cls, extra)
+        if missing is not None:
+            for cp, n in count_missing(cps, atlas.missing).items():
+                missing[cp] = missing.get(cp, 0) + n
+
+    lay = Layout(text, cfg, with_src=with_src, on_chunk=on_chunk)
     return atlas, lay
+
+
+def count_missing(cps: np.ndarray, missing: set[int]) -> dict[int, int]:
+    """How often each code point of ``missing`` occurs in ``cps``."""
+    if not missing:
+        return {}
+    arr = np.fromiter(missing, dtype=np.uint32, count=len(missing))
+    hit = cps[np.isin(cps, arr)]
+    if not hit.size:
+        return {}
+    vals, counts = np.unique(hit, return_counts=True)
+    return {int(v): int(c) for v, c in zip(vals, counts, strict=True)}
 
 
 class PageWriter:

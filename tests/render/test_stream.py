@@ -1,0 +1,127 @@
+"""Streaming: pages laid out chunk by chunk equal the whole text's; ``iter_pages`` (issue 22)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from glyphfold.errors import InputError
+from glyphfold.render.api import RenderOptions, iter_pages, plan_text, render_text
+from glyphfold.render.layout import Layout, LayoutConfig, chunk_end
+
+_PIECES = st.sampled_from(
+    [
+        *"ab Z.",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        "\u2028",
+        "   \n",
+        "\n\n\n",
+        "国",
+        "e\u0301",
+        "\x1b[31m",
+        "\x1b]0;t\x07",
+        "\x00",
+        "\u200b",
+        "✅",
+        "word ",
+    ]
+)
+_TEXT = st.lists(_PIECES, max_size=120).map("".join)
+
+
+def _pages(text: str, cfg: LayoutConfig, chunk: int, kernels: bool):
+    lay = Layout(text, cfg, with_src=True, kernels=kernels, chunk_chars=chunk)
+    pages = [
+        (p.grid[: p.n_rows].tolist(), p.row_start.tolist(), p.span, p.src[: p.n_rows].tolist())
+        for p in lay.pages()
+    ]
+    return pages, lay.dropped
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=_TEXT,
+    reflow=st.booleans(),
+    collapse=st.booleans(),
+    chunk=st.integers(1, 9),
+    kernels=st.booleans(),
+)
+def test_chunked_layout_equals_the_whole_texts(text, reflow, collapse, chunk, kernels):
+    """Any chunk size gives the same cells, rows, spans, source offsets and counts."""
+    cfg = LayoutConfig(cols=12, rows=3, reflow=reflow, collapse=collapse)
+    whole = _pages(text, cfg, 1 << 30, kernels)
+    assert _pages(text, cfg, chunk, kernels) == whole
+
+
+def test_chunks_end_after_a_line_break_between_lines_of_text():
+    text = "aa\n\n  \nbb\ncc  \ndd\n   ee"
+    assert chunk_end(text, 0, 1, collapse=False) == 3  # after the first break
+    # with collapse: after a break between two lines of text, the first ending solid
+    assert chunk_end(text, 0, 1, collapse=True) == text.index("cc")
+    assert chunk_end(text, 0, 100, collapse=True) == len(text)
+
+
+def test_iter_pages_yields_what_render_text_keeps():
+    text = "streamed page by page: 国语 ✓\tand a line long enough to wrap\n" * 400
+    stream = iter_pages(text, RenderOptions(collapse=True, reflow=True))
+    got = [(p.png, p.source_span, p.image_tokens) for p in stream]
+    whole = render_text(text, collapse=True, reflow=True)
+    assert got == [(p.png, p.source_span, p.image_tokens) for p in whole.pages]
+    res = stream.result()
+    assert res.image_tokens == whole.image_tokens and res.dropped == whole.dropped
+    assert res.pages == () and stream.pages_done == len(whole.pages)
+    assert stream.fraction == 1.0 and stream.chars_done == len(text)
+    with pytest.raises(InputError, match="iterated once"):
+        list(stream)
+
+
+def test_result_before_the_end_is_an_error():
+    stream = iter_pages("x" * 100_000)
+    next(iter(stream))
+    assert 0 < stream.fraction < 1
+    with pytest.raises(InputError, match="pages left"):
+        stream.result()
+
+
+def test_missing_glyphs_are_counted_across_chunks(monkeypatch):
+    import glyphfold.render.layout as L
+
+    monkeypatch.setattr(L, "CHUNK_CHARS", 64)
+    text = ("line \U0001d400 math\n" * 50) + "\U000f0000\n"
+    whole = render_text(text)
+    assert whole.missing_glyphs  # a private-use plane character no font has
+    assert sum(whole.missing_glyphs.values()) >= 1
+
+
+def test_options_object_and_keywords_agree():
+    text = "options: one object or keywords\n" * 50
+    a = plan_text(text, options=RenderOptions(shape="dense", reflow=True))
+    b = plan_text(text, shape="dense", reflow=True)
+    c = plan_text(text, options=RenderOptions(shape="dense"), reflow=True)
+    assert a == b == c
+    with pytest.raises(InputError, match="unknown render option"):
+        iter_pages(text, colapse=True)
+
+
+def test_streaming_memory_is_bounded_by_a_chunk_not_the_text(monkeypatch):
+    """Allocations while streaming stay far below the per-character arrays of the whole
+    text (code points 4 bytes and folded offsets 8 bytes per char: 12 bytes per char)."""
+    import glyphfold.render.layout as L
+
+    monkeypatch.setattr(L, "CHUNK_CHARS", 50_000)
+    text = "a line of transcript text that is long enough,\n" * 40_000  # ~1.9M chars
+    list(iter_pages(text[:1000]))  # atlas, fonts, kernels: out of the measurement
+    tracemalloc.start()
+    for _ in iter_pages(text, collapse=True):
+        pass
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 6 * len(text), f"peak {peak:,} bytes for {len(text):,} chars"
