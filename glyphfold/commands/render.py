@@ -54,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--margin", type=int, default=None, metavar="PX", help="paper around the text (default 8)"
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="threads drawing and encoding pages (default 1; 2 uses both cores of a quiet box)",
+    )
     add_json(parser, "pages, chars, sizes, image tokens vs text tokens, files")
 
 
@@ -137,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     _check_font(args.font)
     out = output_dir(args.out)
     # pages are written as they are drawn: memory holds one page, not the render
-    stream = iter_pages(text, RenderOptions(**_options(args)))
+    stream = iter_pages(text, RenderOptions(**_options(args), threads=args.threads))
     status = fraction_status(lambda: (stream.pages_done, stream.fraction), "pages")
     with progress(f"rendering {len(text):,} chars", status):
         files = [str(p) for p in write_pages(stream, out)]

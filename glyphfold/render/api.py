@@ -250,6 +250,7 @@ class PageStream:
             max_bytes=self._limit,
             keep_pixels=o.keep_pixels,
             ink=self._ink,
+            threads=self._threads(),
         ):
             self.pages_done += 1
             self.image_tokens += page.image_tokens
@@ -259,6 +260,14 @@ class PageStream:
                 self.kept.append(page)
             yield page
         self._done = True
+
+    def _threads(self) -> int:
+        """Worker threads for this render (``RenderOptions.threads``; see there)."""
+        n = self.options.threads
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 64:
+            msg = f"threads must be an int in 1..64, got {n!r}"
+            raise InputError(msg)
+        return n
 
     def result(self) -> RenderResult:
         """What the render produced and cost (after the last page)."""
@@ -325,6 +334,7 @@ def render_text(
     margin: int | None = None,
     collapse: bool = False,
     ink: InkSpans = (),
+    threads: int = 1,
 ) -> RenderResult:
     """Render ``text`` into PNG pages of glyphs sized for ``profile``.
 
@@ -342,8 +352,10 @@ def render_text(
     ``(start, end, strength)`` to print in lighter ink (strength in (0, 1], e.g.
     tool output at 0.5); such pages are 2 bpp at least (see
     :mod:`glyphfold.render.ink`). ``options`` gives them all as one
-    :class:`RenderOptions` (keywords override it). Every page is kept in the
-    result: :func:`iter_pages` renders in the memory of one page.
+    :class:`RenderOptions` (keywords override it). ``threads`` draw and encode
+    pages in parallel while the layout runs ahead (default 1).
+    Every page is kept in the result: :func:`iter_pages` renders in the memory of
+    one page.
     """
     o = options_of(
         options,
@@ -361,6 +373,7 @@ def render_text(
         margin=margin,
         collapse=collapse,
         ink=ink,
+        threads=threads,
     )
     stream = PageStream(text, o, keep=True)
     for _ in stream:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 class RenderOptions:
     """How text becomes pages: geometry (profile, shape, font, cell, page, bits, margin),
     text rules (reflow, tab_size, collapse, ink) and encoding (level, max_image_bytes,
-    keep_pixels). ``None`` means "the profile's or shape's default"."""
+    keep_pixels, threads). ``None`` means "the profile's or shape's default"."""
 
     profile: str | Profile = "anthropic"
     shape: str | Shape | None = None
@@ -44,6 +44,10 @@ class RenderOptions:
     level: int = DEFAULT_LEVEL
     max_image_bytes: int | None = None
     keep_pixels: bool = False
+    # threads drawing and encoding pages while the layout runs ahead (the kernels and
+    # deflate release the GIL); 1 by default: on a shared, loaded machine a second
+    # thread measured slower (benchmarks/README.md, "Pages on two threads")
+    threads: int = 1
 
     def setup_fields(self) -> dict[str, Any]:
         """The options that decide the page geometry and layout (``resolve_setup``'s)."""

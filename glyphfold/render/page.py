@@ -9,7 +9,10 @@ same calls, so what they measure is what users run.
 from __future__ import annotations
 
 import sys
+import threading
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -289,16 +292,38 @@ def render_pages(
     max_bytes: int | None,
     keep_pixels: bool = False,
     ink: tuple[np.ndarray, tuple[float, ...]] | None = None,
+    threads: int = 1,
 ) -> Iterator[Page]:
-    """Yield the encoded pages of a prepared layout, in order (``ink``: see PageWriter)."""
-    writer = PageWriter(
-        setup,
-        atlas,
-        level=level,
-        max_bytes=max_bytes,
-        keep_pixels=keep_pixels,
-        kernels=lay.kernels,
-        ink=ink,
-    )
-    for pl in lay.pages(reuse=not keep_pixels):
-        yield writer.page(pl)
+    """Yield the encoded pages of a prepared layout, in order (``ink``: see PageWriter).
+
+    With ``threads`` > 1 the pages are drawn and encoded on that many worker threads
+    (one page buffer each) while this thread lays out the next ones: the kernels and
+    deflate release the GIL, so the pages of a long text use every core. At most
+    two pages per thread are in flight (memory stays bounded by pages, not text).
+    """
+    opts = {"level": level, "max_bytes": max_bytes, "keep_pixels": keep_pixels, "ink": ink}
+    if threads <= 1:
+        writer = PageWriter(setup, atlas, kernels=lay.kernels, **opts)
+        for pl in lay.pages(reuse=not keep_pixels):
+            yield writer.page(pl)
+        return
+    local = threading.local()
+
+    def work(pl: PageLayout) -> Page:
+        writer = getattr(local, "writer", None)
+        if writer is None:
+            writer = local.writer = PageWriter(setup, atlas, kernels=lay.kernels, **opts)
+        return writer.page(pl)
+
+    window: deque[Future[Page]] = deque()
+    with ThreadPoolExecutor(threads, thread_name_prefix="glyphfold-page") as pool:
+        try:
+            for pl in lay.pages():  # each page owns its arrays: workers hold them
+                window.append(pool.submit(work, pl))
+                if len(window) >= 2 * threads:
+                    yield window.popleft().result()
+            while window:
+                yield window.popleft().result()
+        finally:
+            for f in window:  # a consumer that stops early: drop what is queued
+                f.cancel()

@@ -125,3 +125,17 @@ def test_streaming_memory_is_bounded_by_a_chunk_not_the_text(monkeypatch):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 6 * len(text), f"peak {peak:,} bytes for {len(text):,} chars"
+
+
+@pytest.mark.parametrize("opts", [{}, {"bits": 2, "keep_pixels": True}, {"ink": [(0, 500, 0.5)]}])
+def test_pages_on_two_threads_equal_one_threads(opts):
+    """Drawing and encoding on worker threads gives the same pages, in order."""
+    text = "threads draw pages: 国语 ✓\tand a line long enough to wrap around\n" * 600
+    one = render_text(text, threads=1, **opts)
+    two = render_text(text, threads=2, **opts)
+    assert len(one.pages) > 4
+    assert [(p.png, p.source_span, p.row_spans) for p in one.pages] == [
+        (p.png, p.source_span, p.row_spans) for p in two.pages
+    ]
+    with pytest.raises(InputError, match="threads"):
+        render_text(text, threads=0)
