@@ -5,6 +5,10 @@ Subcommands live in ``glyphfold/commands/<name>.py``; each module defines
 heavy imports (numba, numpy, PIL) inside ``run`` so ``glyphfold --help`` is fast.
 The registry below is explicit: a command exists because it is listed here, and
 ``glyphfold --help`` lists the commands in this order. Reference: docs/cli.md.
+
+The docs ship inside the package (``glyphfold/docs``): every ``--help`` that cites
+``docs/...`` says where that folder is installed, so the citation resolves on the
+user's machine (the project has no public web address to point at).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from glyphfold.errors import GlyphfoldError
@@ -55,13 +60,44 @@ exit codes:
   2  bad usage or bad input (one line on stderr, no traceback)
 
 `glyphfold COMMAND --help` describes a command; the reference is docs/cli.md.
+{docs_line}
 Progress of long work is shown on stderr when it is a terminal; -q/--quiet hides it
 and the summaries (errors, warnings and repairs are always printed)."""
 
 
+class _UsageError(Exception):
+    """A command line argparse rejects (exit 2; printed by :func:`main`)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2
-        self.exit(EXIT_USAGE, f"glyphfold: error: {message}\n")
+        raise _UsageError(message)
+
+
+def _fail(message: str, *, json_out: bool) -> int:
+    """An exit-2 error: one line on stderr; with --json also one object on stdout."""
+    from glyphfold.commands._term import escape, print_json
+
+    print(f"glyphfold: error: {escape(message)}", file=sys.stderr)
+    if json_out:
+        print_json({"error": message, "exit_code": EXIT_USAGE})
+    return EXIT_USAGE
+
+
+def docs_dir() -> Path:
+    """The installed docs folder (``glyphfold/docs``; in a checkout, the repository's docs/)."""
+    return (Path(__file__).parent / "docs").resolve()
+
+
+def _docs_line() -> str:
+    """Where ``docs/...`` in a help text is on this machine (one line)."""
+    return f"docs/ is installed with glyphfold at {docs_dir()}/ (Markdown; any viewer reads it)"
+
+
+def _cites_docs(parser: argparse.ArgumentParser) -> bool:
+    texts = [parser.description or "", parser.epilog or ""]
+    texts += [a.help or "" for a in parser._actions if isinstance(a.help, str)]
+    return any("docs/" in t for t in texts)
 
 
 def _version() -> str:
@@ -75,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="glyphfold",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=EPILOG.format(docs_line=_docs_line()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=_version())
@@ -94,21 +130,33 @@ def build_parser() -> argparse.ArgumentParser:
                 "-q", "--quiet", action="store_true", help="no progress and no summary on stderr"
             )
         p.set_defaults(_run=module.run)
+        if _cites_docs(p):
+            p.epilog = f"{p.epilog}\n\n{_docs_line()}" if p.epilog else _docs_line()
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the process exit code."""
+    """Run the CLI; return the process exit code.
+
+    With ``--json`` stdout carries exactly one JSON object whatever the exit code: the
+    report (0), the report with ``error`` and ``exit_code`` (1), or ``{"error",
+    "exit_code": 2}`` (2); the error line is on stderr too (docs/cli.md, Conventions).
+    """
     from glyphfold.commands._progress import configure
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    json_out = "--json" in argv
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+    except _UsageError as exc:
+        return _fail(str(exc), json_out=json_out)
+    except SystemExit as exc:  # --help or --version (already printed)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if getattr(args, "_run", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    json_out = bool(getattr(args, "json", False))
     configure(quiet=bool(getattr(args, "quiet", False)))
     try:
         return int(args._run(args) or 0)
@@ -118,16 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except (GlyphfoldError, OSError, ValueError, UnicodeError) as exc:
-        from glyphfold.commands._term import escape
-
-        print(f"glyphfold: error: {escape(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(str(exc), json_out=json_out)
     except RecursionError:
-        print("glyphfold: error: the input is nested too deeply", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail("the input is nested too deeply", json_out=json_out)
     except MemoryError:
-        print("glyphfold: error: out of memory (the input is too large)", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail("out of memory (the input is too large)", json_out=json_out)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,16 +5,19 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from glyphfold.commands._output import write_text
+from glyphfold.commands._output import OutputFile, write_text
 from glyphfold.commands._term import dumps, note
+from glyphfold.compaction.history.model import FORMATS as WIRE_FORMATS
 from glyphfold.errors import HistoryFormatError, InputError
 
-FORMATS = ("auto", "openai", "anthropic")
+# every wire format the history layer parses (and "auto": detect it)
+FORMATS = ("auto", *WIRE_FORMATS)
 MAX_INPUT_BYTES = 512 * 1024 * 1024
 # one pricing for every command: a history file is sent as it is, so every image in
 # it is billed (docs/budget.md, "What the commands count")
@@ -32,8 +35,17 @@ def add_pin(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_input(parser: argparse.ArgumentParser, *, profile: bool = True) -> None:
-    """Add the IN.json positional and the --format (and --profile) options."""
+def add_input(
+    parser: argparse.ArgumentParser,
+    *,
+    profile: bool = True,
+    profile_default: str | None = "anthropic",
+) -> None:
+    """Add the IN.json positional and the --format (and --profile) options.
+
+    ``profile_default=None`` leaves ``--profile`` unset when not given (``context``
+    then takes the profile of ``--model``).
+    """
     parser.add_argument(
         "input",
         metavar="IN.json",
@@ -44,42 +56,64 @@ def add_input(parser: argparse.ArgumentParser, *, profile: bool = True) -> None:
         "--format",
         choices=FORMATS,
         default="auto",
-        help="wire format of the input (default: detect)",
+        help=f"wire format of the input: {', '.join(FORMATS[1:])} (default: auto, detected)",
     )
     if profile:
+        default = profile_default or "the --model's profile, else anthropic"
         parser.add_argument(
             "--profile",
-            default="anthropic",
+            default=profile_default,
             metavar="NAME",
-            help="provider profile pricing images and pages (default: anthropic; "
+            help=f"provider profile pricing images and pages (default: {default}; "
             "`glyphfold profiles` lists them)",
         )
 
 
-def read_input_bytes(spec: str, *, max_bytes: int = MAX_INPUT_BYTES) -> tuple[bytes, str]:
-    """(bytes, label) of a regular file or ``-`` (stdin), refusing more than ``max_bytes``."""
+HISTORY_ADVICE = (
+    "no model's window holds that much (1M tokens are ~4 MB of text): keep its newest "
+    "messages first, e.g. `jq '.[-500:]'` for a list or `jq '.messages |= .[-500:]'` "
+    "for an object, then compact that"
+)
+
+
+def too_large(label: str, size: str, max_bytes: int, advice: str) -> InputError:
+    """The one-line refusal of an input over ``max_bytes`` (nothing read), with ``advice``."""
+    msg = f"{label} is {size}, over the {max_bytes:,}-byte input limit (nothing read); {advice}"
+    return InputError(msg)
+
+
+def read_input_bytes(
+    spec: str, *, max_bytes: int = MAX_INPUT_BYTES, advice: str = HISTORY_ADVICE
+) -> tuple[bytes, str]:
+    """(bytes, label) of a regular file or ``-`` (stdin), refusing more than ``max_bytes``.
+
+    A file's size is checked before it is read: a too-large file costs no read and no
+    memory. Stdin has no size to check: it is read up to ``max_bytes + 1`` bytes.
+    """
     if spec == "-":
         data = sys.stdin.buffer.read(max_bytes + 1)
-        label = "stdin"
-    else:
-        path = Path(spec)
-        if not path.exists():
-            msg = f"input file not found: {spec}"
-            raise InputError(msg)
-        if not path.is_file():
-            msg = f"input is not a regular file: {spec}"
-            raise InputError(msg)
-        try:
-            with path.open("rb") as fh:
-                data = fh.read(max_bytes + 1)
-        except OSError as exc:
-            msg = f"cannot read {spec}: {exc.strerror or exc}"
-            raise InputError(msg) from None
-        label = spec
-    if len(data) > max_bytes:
-        msg = f"{label} is larger than {max_bytes:,} bytes; split it first"
+        if len(data) > max_bytes:
+            raise too_large("stdin", f"more than {max_bytes:,} bytes", max_bytes, advice)
+        return data, "stdin"
+    path = Path(spec)
+    if not path.exists():
+        msg = f"input file not found: {spec}"
         raise InputError(msg)
-    return data, label
+    if not path.is_file():
+        msg = f"input is not a regular file: {spec}"
+        raise InputError(msg)
+    try:
+        with path.open("rb") as fh:
+            size = os.fstat(fh.fileno()).st_size  # the file opened, not a name re-resolved
+            if size > max_bytes:
+                raise too_large(spec, f"{size:,} bytes", max_bytes, advice)
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        msg = f"cannot read {spec}: {exc.strerror or exc}"
+        raise InputError(msg) from None
+    if len(data) > max_bytes:  # grew while being read
+        raise too_large(spec, f"more than {max_bytes:,} bytes", max_bytes, advice)
+    return data, spec
 
 
 def parse_json(data: bytes, label: str) -> Any:
@@ -131,7 +165,7 @@ def json_text(data: Any) -> str:
     return dumps(data, indent=1, default=_json_bytes) + "\n"
 
 
-def write_json(data: Any, target: Path | None) -> None:
+def write_json(data: Any, target: Path | OutputFile | None) -> None:
     """Write JSON atomically to ``target`` (from ``_output.output_file``) or stdout."""
     write_text(json_text(data), target)
 
@@ -257,6 +291,18 @@ def sweep_line(report: dict[str, Any]) -> str:
             f"({_listed(report['answered_calls'])})"
         )
     return "repaired the input: " + "; ".join(parts) + " (docs/history.md#the-orphan-sweep)"
+
+
+_LIBRARY_ADVICE = "; raise the budget or allow more rungs"
+
+
+def overflow_line(exc: Exception, advice: str) -> str:
+    """A ContextOverflowError's message with the library's advice ("allow more rungs")
+    replaced by the options of the command that ran (``advice``)."""
+    text = str(exc)
+    if text.endswith(_LIBRARY_ADVICE):
+        text = text[: -len(_LIBRARY_ADVICE)]
+    return f"{text}; {advice}"
 
 
 def report_sweep(report: dict[str, Any] | None) -> None:

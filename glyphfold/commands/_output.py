@@ -13,6 +13,13 @@ Rules (docs/cli.md, "Files"):
   writes the link's target); names glyphfold chooses inside a folder (``page-0001.png``,
   ``index.html``...) replace whatever is there, a symlink included, and never write
   through it;
+- a file the user names (``-o``, ``--report``) that is not a regular file (a character
+  device such as a copy of ``/dev/null``, a FIFO, a terminal) or that names a file
+  descriptor (``/dev/stdout``, ``/dev/fd/N``) is written to, never replaced; a read-only
+  file (no write bit, as for ``chmod 0444``, also for root) is refused before the work;
+  a file with several hard links, or whose owner glyphfold cannot give back, is
+  rewritten in place (space reserved first), so every link and the owner stay; any other
+  regular file is replaced atomically with its mode, owner and group kept;
 - ``page-NNNN.png`` files of an earlier run in an output folder are removed before
   the new pages are written, so the folder holds exactly this run's pages; other
   files are left alone.
@@ -23,11 +30,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from glyphfold.errors import InputError
 
@@ -64,30 +72,80 @@ def _need_folder(folder: Path, option: str, spec: Any) -> None:
     raise InputError(msg)
 
 
-def output_file(spec: str | None, *, option: str = "-o") -> Path | None:
-    """Check an output file path before the work; None means stdout (None or ``-``).
+class OutputFile(NamedTuple):
+    """A file the user named (``-o FILE``, ``--report FILE``), checked before the work."""
 
-    Returns the path to write: the user's path, or the target of the symlink it names.
+    path: Path  # what is written: the user's path, or the target of the link it names
+    spec: str  # as the user typed it (for messages)
+    descriptor: bool  # names a file descriptor (/dev/stdout, /dev/fd/N): written, never replaced
+
+
+_DESCRIPTOR = re.compile(r"/(?:proc/(?:self|thread-self|\d+)|dev)/fd/\d+|/dev/std(?:out|err)")
+
+
+def _names_a_descriptor(spec: str) -> bool:
+    """Whether ``spec`` or a link it leads through names an open file descriptor."""
+    path = os.path.abspath(spec)
+    for _ in range(40):  # the kernel's own limit on a chain of links
+        if _DESCRIPTOR.fullmatch(path):
+            return True
+        try:
+            link = os.readlink(path)
+        except OSError:
+            return False
+        path = os.path.normpath(os.path.join(os.path.dirname(path), link))
+    return False
+
+
+def _read_only(st: os.stat_result, path: Path) -> bool:
+    """No write bit at all (root ignores modes: the bits say what the owner meant)."""
+    return not st.st_mode & 0o222 or not os.access(path, os.W_OK)
+
+
+def output_file(spec: str | None, *, option: str = "-o") -> OutputFile | None:
+    """Check an output file the user named before the work; None means stdout (None or ``-``).
+
+    Returns where to write (docs/cli.md, "Files"): the user's path, the target of the
+    symlink it names, or a descriptor name such as ``/dev/stdout`` as it is.
     """
     if spec is None or spec == "-":
         return None
+    if _names_a_descriptor(spec):
+        return OutputFile(Path(spec), spec, True)
     path = Path(spec)
     if path.is_symlink():
         path = Path(os.path.realpath(path))  # the user named this link: write its target
     if path.is_dir():
         msg = f"{option} {spec} is a folder; give a file name"
         raise InputError(msg)
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None  # a new file
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if not os.access(path, os.W_OK):
+            msg = f"cannot write {option} {spec}: permission denied"
+            raise InputError(msg)
+        return OutputFile(path, spec, False)  # a device or a FIFO: written to, in place
+    if st is not None and _read_only(st, path):
+        msg = (
+            f"{option} {spec} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); glyphfold "
+            f"does not replace read-only files: `chmod u+w {spec}` or give another name"
+        )
+        raise InputError(msg)
     folder = path.parent
     _need_folder(folder, option, spec)
     _probe(folder, f"{option} {spec}")
-    return path
+    return OutputFile(path, spec, False)
 
 
-def output_dir(spec: str | os.PathLike[str], *, option: str = "--out") -> Path:
+def output_dir(spec: str | os.PathLike[str], *, option: str = "--out", create: bool = True) -> Path:
     """Check (and create, one level) an output folder before the work.
 
     The folder itself is created when missing; its parent must exist. A path the
-    user typed may be a symlink to a folder.
+    user typed may be a symlink to a folder. ``create=False`` only checks that it
+    could be created (its parent is a writable folder): a command that may end
+    with nothing to write creates it afterwards, with a second call.
     """
     path = Path(spec)
     if path.exists() and not path.is_dir():
@@ -98,6 +156,9 @@ def output_dir(spec: str | os.PathLike[str], *, option: str = "--out") -> Path:
             msg = f"{option} {spec} is a dangling symlink"
             raise InputError(msg)
         _need_folder(path.parent, option, spec)
+        if not create:
+            _probe(path.parent, f"{option} {spec}")
+            return path
         try:
             path.mkdir()
         except OSError as exc:
@@ -133,11 +194,14 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_bytes_atomic(target: Path, data: bytes, *, sync: bool = True) -> None:
+def write_bytes_atomic(
+    target: Path, data: bytes, *, owner: tuple[int, int] | None = None, sync: bool = True
+) -> None:
     """Write ``data`` to ``target`` through a temporary file in the same folder + rename.
 
     The rename replaces ``target`` itself (a symlink there is replaced, not followed);
-    on any failure the temporary file is removed and ``target`` is untouched.
+    on any failure the temporary file is removed and ``target`` is untouched. The
+    previous file's mode is kept, and ``owner`` (uid, gid) is given to the new one.
     ``sync=False`` skips the file's fsync (the caller syncs once for many files).
     """
     folder = target.parent
@@ -152,6 +216,8 @@ def write_bytes_atomic(target: Path, data: bytes, *, sync: bool = True) -> None:
             fh.flush()
             if sync:
                 os.fsync(fh.fileno())
+        if owner is not None:
+            os.chown(tmp, *owner)  # before chmod: chown clears set-id bits
         os.chmod(tmp, _mode_for(target))
         os.replace(tmp, target)
     except BaseException as exc:
@@ -163,13 +229,83 @@ def write_bytes_atomic(target: Path, data: bytes, *, sync: bool = True) -> None:
         raise
 
 
-def write_text(text: str, target: Path | None) -> None:
-    """Write ``text`` atomically to ``target`` (checked by :func:`output_file`) or stdout."""
+def _write_into(path: Path, data: bytes, *, regular: bool) -> None:
+    """Write into the file ``path`` names (same inode: links, owner and mode stay).
+
+    A regular file gets its space reserved first, so a full disk fails before a byte
+    of it changes; a device or FIFO is simply written (opening a FIFO waits for its
+    reader, as ``> fifo`` does).
+    """
+    flags = os.O_WRONLY | (os.O_CREAT if regular else 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        msg = f"cannot write {path}: {_why(exc)}"
+        raise InputError(msg) from None
+    try:
+        if regular:
+            with contextlib.suppress(OSError):  # not every file system reserves space
+                os.posix_fallocate(fd, 0, max(1, len(data)))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if regular:
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+    except OSError as exc:
+        msg = f"cannot write {path}: {_why(exc)}"
+        raise InputError(msg) from None
+    finally:
+        os.close(fd)
+
+
+def _owner_to_give(st: os.stat_result) -> tuple[int, int] | None:
+    """(uid, gid) a replacement must get to keep the file's owner and group; None: cannot."""
+    if os.geteuid() == 0:
+        return st.st_uid, st.st_gid
+    if st.st_uid == os.geteuid() and st.st_gid in (os.getegid(), *os.getgroups()):
+        return st.st_uid, st.st_gid
+    return None
+
+
+def write_user_file(out: OutputFile, data: bytes) -> None:
+    """Write ``data`` to a file the user named, as docs/cli.md "Files" says."""
+    if out.descriptor:
+        _write_into(out.path, data, regular=False)
+        return
+    try:
+        st = os.stat(out.path)
+    except FileNotFoundError:
+        write_bytes_atomic(out.path, data)  # a new file: the umask's mode, our owner
+        return
+    except OSError as exc:
+        msg = f"cannot write {out.spec}: {_why(exc)}"
+        raise InputError(msg) from None
+    if not stat.S_ISREG(st.st_mode):
+        _write_into(out.path, data, regular=False)
+        return
+    if _read_only(st, out.path):  # checked before the work too; made read-only since
+        msg = f"{out.spec} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); nothing written"
+        raise InputError(msg)
+    owner = _owner_to_give(st)
+    if st.st_nlink > 1 or owner is None:
+        _write_into(out.path, data, regular=True)
+        return
+    write_bytes_atomic(out.path, data, owner=owner)
+
+
+def write_text(text: str, target: Path | OutputFile | None) -> None:
+    """Write ``text`` to stdout (None), a file the user named (:func:`output_file`), or a
+    name glyphfold chose inside an output folder (a Path: replaced atomically)."""
     if target is None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    write_bytes_atomic(target, text.encode("utf-8"))
+    data = text.encode("utf-8")
+    if isinstance(target, OutputFile):
+        write_user_file(target, data)
+    else:
+        write_bytes_atomic(target, data)
 
 
 def remove_stale_pages(folder: Path) -> int:

@@ -23,7 +23,8 @@ _LINES = (0x0085, 0x2028, 0x2029)
 def _table(*, keep_newlines: bool) -> dict[int, str]:
     table = {cp: f"\\x{cp:02x}" for cp in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
     table.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x1B: "\\x1b"})
-    table.update({cp: f"\\u{cp:04x}" for cp in (*_BIDI, *_LINES)})
+    # lone surrogates (JS tools cut strings mid-pair): UTF-8 cannot carry them
+    table.update({cp: f"\\u{cp:04x}" for cp in (*_BIDI, *_LINES, *range(0xD800, 0xE000))})
     if keep_newlines:
         del table[0x0A]
     return table
@@ -67,3 +68,8 @@ def dumps(data: Any, *, indent: int | None = None, default: Any = None) -> str:
 def print_json(data: Any) -> None:
     """Print one JSON object on stdout (the ``--json`` output of a command)."""
     sys.stdout.write(dumps(data) + "\n")
+
+
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` with thousands separators and ``word`` in the right number: ``1 turn``, ``2 turns``."""
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"

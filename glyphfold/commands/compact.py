@@ -122,6 +122,32 @@ def resolve_budget(args: argparse.Namespace) -> tuple[int, str]:
     return budget, f"budget {budget:,} tokens: {how} (no --ratio; --ratio R gives window x R)"
 
 
+def _rung_names() -> list[str]:
+    from glyphfold.compaction.ladder.registry import RUNGS
+
+    return list(RUNGS)
+
+
+def _check_rungs(args: argparse.Namespace) -> None:
+    """--rungs in the command line's words (the library's say ``summarizer=...``)."""
+    from glyphfold.errors import InputError
+
+    if not args.rungs:
+        return
+    valid = _rung_names()
+    names = [r.strip() for r in args.rungs.split(",") if r.strip()]
+    unknown = [r for r in names if r not in valid]
+    if unknown or not names:
+        msg = f"--rungs {args.rungs}: unknown rung(s) {', '.join(unknown) or '(none given)'}"
+        raise InputError(f"{msg}; choose from {','.join(valid)}")
+    if "summary" in names and not args.summarizer:
+        msg = (
+            "--rungs summary needs --summarizer anthropic|openai (the model that writes the "
+            "summary; its key from the environment), or drop summary from --rungs"
+        )
+        raise InputError(msg)
+
+
 def _check_outputs(args: argparse.Namespace) -> dict[str, Any]:
     """Every output path checked before the work (docs/cli.md, "Files")."""
     from glyphfold.commands._output import output_dir, output_file
@@ -156,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
         msg = f"--reserve {args.reserve:,} leaves nothing of the {budget:,}-token budget"
         raise InputError(msg)
     check_profile(args.profile)
+    _check_rungs(args)
     targets = _check_outputs(args)
     summarizer = summarizer_from_name(args.summarizer)
     read = read_input(args.input, format=args.format)
@@ -186,7 +213,7 @@ def _compact_and_write(
     repaired: dict[str, Any] | None,
     messages_in: int,
 ) -> int:
-    from glyphfold.commands._history_io import json_text, write_json
+    from glyphfold.commands._history_io import json_text, overflow_line, write_json
     from glyphfold.commands._output import write_pages, write_text
     from glyphfold.commands._progress import progress
     from glyphfold.commands._term import note, print_json, say
@@ -208,9 +235,10 @@ def _compact_and_write(
                 dry_run=args.dry_run,
             )
     except ContextOverflowError as exc:
+        line = overflow_line(exc, _advice(args))
         if args.json:
-            print_json(_failure(exc, budget, how, repaired))
-        note(f"glyphfold: {exc}")
+            print_json(_failure(line, exc, budget, how, repaired))
+        note(f"glyphfold: {line}; nothing written")
         return 1
     data = result.report()
     data.update(
@@ -246,10 +274,22 @@ def _compact_and_write(
     return 0
 
 
-def _failure(exc: Any, budget: int, how: str, repaired: dict[str, Any] | None) -> dict[str, Any]:
+def _advice(args: argparse.Namespace) -> str:
+    """What the user can change on this command line when the history cannot fit."""
+    if args.rungs:
+        return f"give a larger --budget, or more rungs in --rungs (all: {','.join(_rung_names())})"
+    if not args.summarizer:
+        return "give a larger --budget, or --summarizer for the summary rung"
+    return "give a larger --budget"
+
+
+def _failure(
+    line: str, exc: Any, budget: int, how: str, repaired: dict[str, Any] | None
+) -> dict[str, Any]:
     return {
         "fits": False,
-        "error": str(exc),
+        "exit_code": 1,
+        "error": line,
         "budget": budget,
         "budget_rule": how,
         "estimate": exc.estimate,

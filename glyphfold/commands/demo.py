@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from glyphfold.commands._history_io import json_text
+    from glyphfold.commands._history_io import json_text, overflow_line
     from glyphfold.commands._output import output_dir, own_subdir, write_pages, write_text
     from glyphfold.commands._progress import progress
     from glyphfold.commands._report import report_html
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from glyphfold.errors import ContextOverflowError
     from glyphfold.samples.demo_session import demo_session
 
-    out = output_dir(args.out)
+    output_dir(args.out, create=False)  # checked now, made only when there is a result
     with progress("building the demo session"):
         session = demo_session(format=args.format)
     t0 = time.perf_counter()
@@ -69,9 +69,10 @@ def run(args: argparse.Namespace) -> int:
         with progress(f"compacting it to {args.budget:,} tokens"):
             result = compact(session, profile=DEMO_PROFILE, budget=args.budget)
     except ContextOverflowError as exc:
-        note(f"glyphfold: {exc}")
+        note(f"glyphfold: {overflow_line(exc, 'give a larger --budget')}; nothing written")
         return 1
     elapsed_ms = (time.perf_counter() - t0) * 1000
+    out = output_dir(args.out)
     report = result.report()
     report["elapsed_ms"] = round(elapsed_ms, 1)
     report["profile"] = DEMO_PROFILE

@@ -70,7 +70,9 @@ def _read_input(spec: str | None) -> tuple[str, str]:
         from glyphfold.samples.mixed_text import SAMPLE_TRANSCRIPT
 
         return SAMPLE_TRANSCRIPT, "built-in sample transcript"
-    data, label = read_input_bytes(spec, max_bytes=MAX_INPUT_BYTES)
+    data, label = read_input_bytes(
+        spec, max_bytes=MAX_INPUT_BYTES, advice="split it (`split -C 200M`) and render each part"
+    )
     if not data.strip():
         msg = f"{label} is empty: nothing to render"
         raise InputError(msg)

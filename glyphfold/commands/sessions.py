@@ -71,14 +71,24 @@ def run(args: argparse.Namespace) -> int:
     heads = ("ID", "TITLE", "FORMAT", "MESSAGES", "BRANCHES", "CHECKPOINTS", "UPDATED (UTC)")
     numeric = ("MESSAGES", "BRANCHES", "CHECKPOINTS")
     if use_rich(sys.stdout):
+        from rich import box
         from rich.console import Console
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=Text(escape(where)))
-        for h in heads:
+        # every header and value whole on an 80-column terminal (headers were cut to
+        # "MESSA…"): no vertical rules, one space between columns, only TITLE wraps
+        table = Table(
+            title=Text(escape(where)), box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+        )
+        for k, h in enumerate(heads):
+            fixed = h != "TITLE"
             table.add_column(
-                h, justify="right" if h in numeric else "left", no_wrap=h in ("ID", "UPDATED (UTC)")
+                h,
+                justify="right" if h in numeric else "left",
+                no_wrap=fixed,
+                min_width=max(len(h), *(len(r[k]) for r in rows)) if fixed else 5,
+                overflow="fold",
             )
         for r in rows:
             table.add_row(*(Text(v) for v in r))  # Text: stored titles are never markup

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from glyphfold.commands._args import add_json
+
 HELP = "elide old tool results and strip old images (the free rungs), whatever the budget"
 DESCRIPTION = """\
 Run only the free rungs on a history, whatever the budget: old uneventful tool
@@ -20,10 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        required=True,
-        help="where to write the shaken history ('-' = stdout)",
+        default=None,
+        help="where to write the shaken history (default and '-': stdout)",
     )
     add_pin(parser)
+    add_json(parser, "tokens before/after, the ledger, repairs (requires -o FILE)")
     parser.epilog = "exit codes: 0 written; 2 bad usage or bad input"
 
 
@@ -32,9 +35,14 @@ def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._history_io import json_text, read_input
     from glyphfold.commands._output import output_file, write_text
     from glyphfold.commands._progress import progress
-    from glyphfold.commands._term import note
+    from glyphfold.commands._term import note, print_json
     from glyphfold.compaction.ladder.api import shake
+    from glyphfold.compaction.ladder.ledger import ledger_to_json
+    from glyphfold.errors import InputError
 
+    if args.json and args.output in (None, "-"):
+        msg = "--json prints the report on stdout: give -o FILE for the shaken history"
+        raise InputError(msg)
     check_profile(args.profile)
     target = output_file(args.output)
     read = read_input(args.input, format=args.format)
@@ -42,7 +50,21 @@ def run(args: argparse.Namespace) -> int:
         result = shake(read.history, profile=args.profile, pins=read.pins(args.pin))
         text = json_text(read.restore(result.history))
     write_text(text, target)
-    if not args.quiet:
+    if args.json:
+        print_json(
+            {
+                "input": args.input,
+                "output": args.output,
+                "profile": args.profile,
+                "tokens_before": result.tokens_before,
+                "tokens_after": result.tokens_after,
+                "messages_before": len(read.original.messages),
+                "messages_after": len(result.history.messages),
+                "ledger": ledger_to_json(result.ledger),
+                "repaired": read.repaired,
+            }
+        )
+    elif not args.quiet:
         note(f"shake: {result.tokens_before:,} -> {result.tokens_after:,} tokens")
         for e in result.ledger:
             note(e.summary_line())

@@ -95,7 +95,7 @@ def _finish(
 ) -> int:
     from glyphfold.commands._history_io import json_text
     from glyphfold.commands._output import write_text
-    from glyphfold.commands._term import note, print_json
+    from glyphfold.commands._term import count, note, print_json
 
     e = res.event
     over = budget is not None and budget > 0 and res.tokens_after > budget
@@ -116,8 +116,8 @@ def _finish(
     }
     if e is not None:
         line = (
-            f"trimmed ({e.reason}): dropped {e.dropped_messages:,} messages in "
-            f"{e.dropped_turns:,} turns, kept {e.kept_turns:,} turns, "
+            f"trimmed ({e.reason}): dropped {count(e.dropped_messages, 'message')} in "
+            f"{count(e.dropped_turns, 'turn')}, kept {count(e.kept_turns, 'turn')}, "
             f"~{e.tokens_before:,} -> ~{e.tokens_after:,} tokens"
         )
     else:
@@ -128,12 +128,13 @@ def _finish(
             if over
             else f"the history (~{res.tokens_before:,} tokens) has no older turn to drop"
         )
-        if args.json:
-            print_json(data)
-        note(
-            f"glyphfold: cannot trim to the target: {why}; nothing written "
+        line = (
+            f"cannot trim to the target: {why}; nothing written "
             "(`glyphfold compact` images the middle of a turn)"
         )
+        if args.json:
+            print_json({**data, "error": line, "exit_code": 1})
+        note(f"glyphfold: {line}")
         return 1
     write_text(json_text(restore(res.history)), target)
     if args.json:

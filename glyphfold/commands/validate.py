@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._args import check_profile
     from glyphfold.commands._history_io import history_tokens, load
     from glyphfold.commands._progress import progress
-    from glyphfold.commands._term import print_json, say
+    from glyphfold.commands._term import count, print_json, say
     from glyphfold.compaction.history.turns import segment_turns
     from glyphfold.compaction.history.validate import find_violations
 
@@ -43,23 +43,25 @@ def run(args: argparse.Namespace) -> int:
         turns = len(segment_turns(h).turns)
         tokens = history_tokens(h, profile=args.profile)
     if args.json:
-        print_json(
-            {
-                "format": h.format,
-                "messages": len(h.messages),
-                "turns": turns,
-                "tokens": tokens,
-                "violations": [
-                    {"index": v.index, "rule": v.rule, "problem": v.problem} for v in violations
-                ],
-            }
-        )
+        data = {
+            "format": h.format,
+            "messages": len(h.messages),
+            "turns": turns,
+            "tokens": tokens,
+            "violations": [
+                {"index": v.index, "rule": v.rule, "problem": v.problem} for v in violations
+            ],
+        }
+        if violations:
+            error = f"the history breaks {count(len(violations), 'provider rule')}"
+            data.update(error=error, exit_code=1)
+        print_json(data)
     else:
         for v in violations:
             say(v)
-        state = "ok" if not violations else f"{len(violations):,} problem(s)"
+        state = "ok" if not violations else count(len(violations), "problem")
         say(
-            f"{state}: {h.format}, {len(h.messages):,} messages, {turns:,} turns, "
-            f"~{tokens:,} tokens"
+            f"{state}: {h.format}, {count(len(h.messages), 'message')}, "
+            f"{count(turns, 'turn')}, ~{count(tokens, 'token')}"
         )
     return 1 if violations else 0

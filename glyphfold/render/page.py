@@ -155,7 +155,7 @@ def prepare(
     """
     atlas = atlas_for(setup)
     cfg = setup.config
-    extra = (cfg.continuation, cfg.newline, *sorted(set(FOLD_CHARS.tolist())))
+    extra = (cfg.continuation, cfg.newline, cfg.join, *sorted(set(FOLD_CHARS.tolist())))
 
     def on_chunk(cps: np.ndarray, cls: np.ndarray) -> None:
         atlas.prepare(cps, cls, extra)

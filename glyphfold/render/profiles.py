@@ -85,6 +85,7 @@ from glyphfold.checks import check_int
 from glyphfold.errors import UnknownProfileError
 
 __all__ = [
+    "ALIASES",
     "PROFILES",
     "AreaPricing",
     "FlatPricing",
@@ -645,6 +646,12 @@ PROFILES: dict[str, Profile] = {
 
 DEFAULT_PROFILE = "anthropic"
 
+# other names a profile answers to. "gemini" is the name of the wire format and of the
+# extra (glyphfold[gemini]); it means the current Gemini family, Gemini 3, whose flat
+# 1,120-token image price is also the higher of the two Gemini prices for a default
+# page (Gemini 2.x tiles bill 1,032), so an unqualified "gemini" never underprices.
+ALIASES: dict[str, str] = {"gemini": "gemini-3"}
+
 
 def profile_names() -> list[str]:
     """Return the names of every registered profile, in registry order."""
@@ -663,9 +670,10 @@ def get_profile(name: str | Profile) -> Profile:
         msg = f"profile must be a profile name or a Profile, got {type(name).__name__}"
         raise UnknownProfileError(msg)
     try:
-        return PROFILES[name]
+        return PROFILES[ALIASES.get(name, name)]
     except KeyError:
-        msg = f"unknown profile {name!r}; valid profiles: {', '.join(PROFILES)}"
+        aliases = ", ".join(f"{a} (= {p})" for a, p in ALIASES.items())
+        msg = f"unknown profile {name!r}; valid profiles: {', '.join(PROFILES)}; aliases: {aliases}"
         raise UnknownProfileError(msg) from None
 
 

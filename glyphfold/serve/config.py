@@ -111,6 +111,7 @@ class ServeConfig:
     # dropped before the upstream closes it, never reused as it closes (a lost request)
     keepalive_expiry_s: float = 4.0
     client_keepalive_s: float = 75.0  # how long an idle client connection stays open
+    learned_window_ttl_s: float = 3600.0  # a window learned from an overflow is forgotten after
 
     def __post_init__(self) -> None:
         if not isinstance(self.host, str) or not self.host:
@@ -145,6 +146,7 @@ class ServeConfig:
             "pool_timeout_s",
             "keepalive_expiry_s",
             "client_keepalive_s",
+            "learned_window_ttl_s",
         ):
             check_number(name, getattr(self, name), minimum=0.001)
         self._check_rungs()

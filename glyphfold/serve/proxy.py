@@ -25,6 +25,7 @@ from glyphfold.serve.relay import (
     MAX_ERROR_BYTES,
     BodyTooLarge,
     RelayResponse,
+    first_event_error,
     read_body,
     read_upstream,
     relay,
@@ -56,6 +57,7 @@ class Trace:
 
     endpoint: str
     provider: str
+    upstream: str = ""  # the upstream's base URL (learned windows are kept per upstream)
     started: float = field(default_factory=time.perf_counter)
     upstream_s: float = 0.0
     model: str | None = None
@@ -115,7 +117,7 @@ class Proxy:
                 self.upstreams[provider] = Upstream(provider, url, cfg)
         self.recorder = Recorder(cfg.db, self.log) if cfg.db else None
         self._cpu = asyncio.Semaphore(cfg.compact_workers)
-        self.learned = LearnedWindows()
+        self.learned = LearnedWindows(ttl_s=cfg.learned_window_ttl_s)
 
     async def aclose(self) -> None:
         """Close the upstream pools, finish store commits, close the log."""
@@ -241,6 +243,7 @@ class Proxy:
             return self._done(
                 trace, self.error(endpoint.provider, 400, "request body must be a JSON object")
             )
+        trace.upstream = up.where
         ctx = self._context(endpoint, body, raw, trace)
         stream = endpoint.can_stream and body.get("stream") is True
         fit = Fit(raw, endpoint.history(body), None, None)
@@ -273,9 +276,13 @@ class Proxy:
             windows=self.cfg.windows,
             profiles=self.cfg.profiles,
         )
-        res = self.learned.apply(res)
+        res = self.learned.apply(trace.upstream, res)
         trace.model = model
-        trace.window = f"{res.window if res.window is not None else 'unknown'} ({res.source})"
+        trace.window = (
+            f"{res.window} ({res.source})"
+            if res.window is not None
+            else "unknown (not in the table; set --window MODEL=TOKENS)"
+        )
         budget = glyphfold.effective_context_budget(
             context_compact_ratio=self.cfg.budget_ratio, context_window=res.window
         )
@@ -330,7 +337,7 @@ class Proxy:
             )
             self.metrics.recoveries.labels(trace.endpoint, "exhausted").inc()
             return False
-        self._learn(ctx, trace.fit, error)
+        self._learn(ctx, trace, error)
         try:
             new = await self._in_thread(recover_request, ctx, trace.fit, error)
         except GlyphfoldError as exc:
@@ -345,8 +352,14 @@ class Proxy:
         trace.fit, trace.compacted_kind = new, "reactive"
         return True
 
-    def _learn(self, ctx: FitContext, sent: Fit, error: Any) -> None:
-        """Remember the window this model's upstream stated (else: under what was sent)."""
+    def _learn(self, ctx: FitContext, trace: Trace, error: Any) -> None:
+        """Remember the window this model's upstream stated (else: under what was sent).
+
+        Called only with the upstream's own overflow error (SPEC §3.6); the learned
+        window is refused below a request that succeeded (see LearnedWindows).
+        """
+        sent = trace.fit
+        assert sent is not None
         text = (
             error
             if isinstance(error, str)
@@ -358,7 +371,7 @@ class Proxy:
         if window is None and sent.tokens_before is not None:
             window = sent.tokens_after
         if window is not None and window > 0:
-            self.learned.learn(ctx.model.model, window)
+            self.learned.learn(trace.upstream, ctx.model.model, window)
 
     async def _forward(
         self,
@@ -387,6 +400,8 @@ class Proxy:
                         continue
                 headers = {**response_headers(resp), **trace.headers()}
                 return self._done(trace, Response(data, resp.status_code, headers=headers))
+            if ctx is not None and trace.fit is not None:
+                self.learned.succeeded(trace.upstream, ctx.model.model, trace.fit.tokens_after)
             if stream and "text/event-stream" in resp.headers.get("content-type", ""):
                 result = await self._start_stream(resp, endpoint, ctx, trace, attempt)
                 if result is None:
@@ -460,12 +475,12 @@ class Proxy:
             ) from None
         finally:
             trace.upstream_s += time.perf_counter() - t
-        # nothing has reached the client yet: an overflow in the first event can be retried
-        if b"error" in first[:4096] and glyphfold.is_context_overflow_error(
-            first.decode("utf-8", "replace")
-        ):
+        # nothing has reached the client yet: an overflow in the first event can be retried.
+        # Only the upstream's own error event is one, never model text (issue 21 item 2)
+        error = first_event_error(first) if b"error" in first[:65536] else None
+        if error is not None and glyphfold.is_context_overflow_error(error):
             await resp.aclose()
-            if await self._recover(ctx, trace, attempt + 1, first.decode("utf-8", "replace")):
+            if await self._recover(ctx, trace, attempt + 1, error):
                 return None
             headers = {**response_headers(resp), **trace.headers()}
             return self._done(

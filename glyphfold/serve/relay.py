@@ -9,6 +9,8 @@ from cancellation, so no connection or task outlives it.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -21,7 +23,14 @@ from starlette.types import Receive, Scope, Send
 
 from glyphfold.serve.providers import sse_error
 
-__all__ = ["BodyTooLarge", "RelayResponse", "read_body", "read_upstream", "relay"]
+__all__ = [
+    "BodyTooLarge",
+    "RelayResponse",
+    "first_event_error",
+    "read_body",
+    "read_upstream",
+    "relay",
+]
 
 # an upstream error body is small; more than this is not read into memory
 MAX_ERROR_BYTES = 1024 * 1024
@@ -29,6 +38,31 @@ MAX_ERROR_BYTES = 1024 * 1024
 
 class BodyTooLarge(Exception):
     """The request body is over the configured limit."""
+
+
+def first_event_error(chunk: bytes) -> Any:
+    """The upstream's own error in the first server-sent event of ``chunk``, else None.
+
+    Only an ``event: error`` or a ``data:`` whose JSON object is an error (an
+    ``"error"`` key, or ``"type": "error"``) is one: model text that happens to
+    say "maximum context length is 8192 tokens" inside a normal event is not.
+    """
+    text = chunk[:65536].decode("utf-8", "replace").replace("\r\n", "\n")
+    event, data = "", []
+    for line in text.split("\n\n", 1)[0].split("\n"):
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    # no "data:" line: a bare JSON body ({"error": ...}) sent as the stream
+    payload: Any = "\n".join(data) if data or event else text.strip()
+    with contextlib.suppress(ValueError, RecursionError):
+        payload = json.loads(payload)
+    if event == "error":
+        return payload if payload != "" else "error"
+    if isinstance(payload, dict) and ("error" in payload or payload.get("type") == "error"):
+        return payload
+    return None
 
 
 async def read_body(request: Request, limit: int) -> bytes:

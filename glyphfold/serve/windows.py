@@ -15,11 +15,14 @@ documented default).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 __all__ = [
     "KNOWN_MODELS",
+    "MIN_LEARNED_WINDOW",
     "LearnedWindows",
     "ModelInfo",
     "ModelResolution",
@@ -154,28 +157,92 @@ def stated_window(error_text: str) -> int | None:
     return None
 
 
+# no model has a window this small: an "overflow" below it is not a window (a 413 from a
+# gateway on a 5-token request must not turn compaction off for every client)
+MIN_LEARNED_WINDOW = 1_024
+
+
+@dataclass(slots=True)
+class _Entry:
+    window: int | None  # learned from an overflow error (None: only successes seen)
+    succeeded: int  # the largest request (tokens) that this upstream accepted
+    expires: float
+
+
 class LearnedWindows:
-    """Windows the upstream itself reported in overflow errors, per model (bounded).
+    """Windows an upstream reported in its own overflow errors, per (upstream, model).
 
     Not a borrowed window (SPEC §3.2): it is this model's own provider saying so.
-    It only ever lowers what the proxy assumes.
+    A learned window only lowers the table's window and never overrides a configured
+    one (``--window``, ``[models]``: the operator's word wins); it is never set
+    below a request the same upstream accepted for that model, nor below
+    :data:`MIN_LEARNED_WINDOW`; every entry expires ``ttl_s`` after it was last
+    confirmed, and at most ``max_models`` entries are kept (oldest dropped).
     """
 
-    def __init__(self, max_models: int = 1024) -> None:
-        self._windows: dict[str, int] = {}
+    def __init__(
+        self,
+        max_models: int = 1024,
+        *,
+        ttl_s: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._entries: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
         self._max = max_models
+        self._ttl = ttl_s
+        self._clock = clock
 
-    def learn(self, model: str, window: int) -> None:
-        old = self._windows.get(model)
-        if old is not None and old <= window:
+    def _get(self, key: tuple[str, str]) -> _Entry | None:
+        e = self._entries.get(key)
+        if e is not None and e.expires <= self._clock():
+            del self._entries[key]
+            return None
+        return e
+
+    def _put(self, key: tuple[str, str], entry: _Entry) -> None:
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+
+    def succeeded(self, upstream: str, model: str, tokens: int | None) -> None:
+        """The upstream accepted a request of ``tokens`` (estimated) for ``model``."""
+        if tokens is None or tokens <= 0:
             return
-        if old is None and len(self._windows) >= self._max:
-            self._windows.pop(next(iter(self._windows)))
-        self._windows[model] = window
+        key = (upstream, model)
+        e = self._get(key)
+        if e is None:
+            self._put(key, _Entry(None, tokens, self._clock() + self._ttl))
+        elif tokens > e.succeeded:
+            e.succeeded = tokens
+            if e.window is not None and e.window < tokens:
+                e.window = None  # contradicted by a success: forget it
 
-    def apply(self, res: ModelResolution) -> ModelResolution:
-        """``res`` with the learned window when it is smaller than the one known."""
-        learned = self._windows.get(res.model)
+    def learn(self, upstream: str, model: str, window: int) -> bool:
+        """Remember an overflow's window; False when it is refused (too small, contradicted)."""
+        key = (upstream, model)
+        e = self._get(key)
+        floor = max(MIN_LEARNED_WINDOW, e.succeeded if e is not None else 0)
+        if window < floor:
+            return False
+        expires = self._clock() + self._ttl
+        if e is None:
+            self._put(key, _Entry(window, 0, expires))
+        elif e.window is None or window <= e.window:
+            e.window, e.expires = window, expires
+            self._entries.move_to_end(key)
+        return True
+
+    def window(self, upstream: str, model: str) -> int | None:
+        """The learned window, if one is known and not expired."""
+        e = self._get((upstream, model))
+        return None if e is None else e.window
+
+    def apply(self, upstream: str, res: ModelResolution) -> ModelResolution:
+        """``res`` with the learned window when it is smaller (never over a configured one)."""
+        if res.source == "config":
+            return res
+        learned = self.window(upstream, res.model)
         if learned is None or (res.window is not None and res.window <= learned):
             return res
         return ModelResolution(res.model, learned, res.profile, "learned")

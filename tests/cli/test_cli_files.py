@@ -185,10 +185,31 @@ def test_import_of_dev_zero_is_refused(capsys, tmp_path):
 def test_stdin_reads_are_bounded(capsys, monkeypatch, tmp_path):
     from glyphfold.commands import _history_io
 
-    monkeypatch.setattr(_history_io.read_input_bytes, "__kwdefaults__", {"max_bytes": 1000})
+    defaults = {"max_bytes": 1000, "advice": _history_io.HISTORY_ADVICE}
+    monkeypatch.setattr(_history_io.read_input_bytes, "__kwdefaults__", defaults)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"[" + b" " * 5000 + b"]")))
     code, _, err = run(capsys, "import", "--db", tmp_path / "s.db", "-")
-    assert code == 2 and "larger than 1,000 bytes" in err
+    assert code == 2 and "more than 1,000 bytes" in err
+
+
+def test_a_huge_history_is_refused_before_it_is_read(tmp_path, capsys):
+    """Issue 24: a 600 MB file was refused only after reading 512 MB of it (5 s, 545 MB RSS).
+    The size is checked first: the message names it exactly, and nothing is read."""
+    import tracemalloc
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as fh:  # sparse: no disk used
+        fh.truncate(600 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        code, _, err = run(capsys, "validate", big)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert code == 2
+    assert f"{600 * 1024 * 1024:,} bytes" in err and "nothing read" in err
+    assert "jq" in err and "split it first" not in err  # advice for a JSON history
+    assert peak < 64 * 1024 * 1024
 
 
 @pytest.mark.parametrize("command", ["validate", "compact", "import", "trim"])
@@ -214,3 +235,114 @@ def test_a_file_that_is_not_a_font_is_one_line(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1
     assert "is not a font file FreeType can open" in err
     assert not (tmp_path / "o").exists()
+
+
+# ------------------------------------------- what -o names (issue 21, item 10)
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mknod and chown need root")
+
+
+def _shake_json(orphan_file) -> bytes:
+    """What `shake ORPHAN -o FILE` writes (the reference bytes)."""
+    from glyphfold.cli import main
+
+    ref = orphan_file.with_name("reference.json")
+    assert main(["shake", str(orphan_file), "-o", str(ref), "-q"]) == 0
+    data = ref.read_bytes()
+    ref.unlink()
+    return data
+
+
+@needs_root
+def test_output_to_a_character_device_writes_to_it(tmp_path, orphan_file, capsys):
+    """`-o` on a copy of /dev/null replaced the device with a regular file (as root,
+    `compact ... -o /dev/null` would have replaced the machine's /dev/null)."""
+    import stat
+
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a copy of /dev/null
+    code, _, err = run(capsys, "shake", orphan_file, "-o", null)
+    assert code == 0, err
+    assert stat.S_ISCHR(null.stat().st_mode) and null.stat().st_rdev == os.makedev(1, 3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null", "orphan.json"]
+
+
+def test_output_to_a_fifo_writes_into_it(tmp_path, orphan_file, capsys):
+    import stat
+    import threading
+
+    expected = _shake_json(orphan_file)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code, _, err = run(capsys, "shake", orphan_file, "-o", fifo)
+    reader.join(timeout=30)
+    assert code == 0, err
+    assert got == [expected]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+@pytest.mark.parametrize("redirect", ["pipe", "file"])
+def test_output_to_dev_stdout(tmp_path, orphan_file, redirect):
+    """`-o /dev/stdout` was refused; into a redirected file it must not replace the link."""
+    import subprocess
+    from pathlib import Path
+
+    expected = _shake_json(orphan_file)
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    cmd = [sys.executable, "-m", "glyphfold", "shake", str(orphan_file), "-o", "/dev/stdout", "-q"]
+    if redirect == "pipe":
+        proc = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == expected
+    else:
+        out = tmp_path / "redirected.json"
+        with out.open("wb") as fh:
+            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert out.read_bytes() == expected
+        assert os.path.islink("/dev/stdout")  # the link itself untouched
+
+
+def test_read_only_output_is_refused_before_the_work(tmp_path, orphan_file, capsys):
+    """A 0444 file was replaced (silently, and as root even without a write bit)."""
+    out = tmp_path / "locked.json"
+    out.write_text("keep me", encoding="utf-8")
+    out.chmod(0o444)
+    code, _, err = run(capsys, "shake", orphan_file, "-o", out)
+    assert code == 2 and err.count("\n") == 1
+    assert "read-only" in err and "0444" in err and "chmod u+w" in err
+    assert out.read_text(encoding="utf-8") == "keep me"
+    assert out.stat().st_mode & 0o777 == 0o444
+
+
+def test_hard_links_are_kept(tmp_path, orphan_file, capsys):
+    """The rename broke a hard link: the other name kept the old content."""
+    out = tmp_path / "out.json"
+    out.write_text("old", encoding="utf-8")
+    other = tmp_path / "other-name.json"
+    os.link(out, other)
+    assert run(capsys, "shake", orphan_file, "-o", out)[0] == 0
+    assert out.stat().st_nlink == 2 and out.stat().st_ino == other.stat().st_ino
+    assert json.loads(other.read_text(encoding="utf-8"))  # the new content, through both names
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "orphan.json",
+        "other-name.json",
+        "out.json",
+    ]
+
+
+@needs_root
+def test_owner_group_and_mode_are_kept(tmp_path, orphan_file, capsys):
+    """Run as root, `-o` gave someone's file to root."""
+    out = tmp_path / "theirs.json"
+    out.write_text("old", encoding="utf-8")
+    os.chown(out, 4321, 4322)
+    out.chmod(0o640)
+    assert run(capsys, "shake", orphan_file, "-o", out)[0] == 0
+    st = out.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (4321, 4322, 0o640)
+    assert json.loads(out.read_text(encoding="utf-8"))

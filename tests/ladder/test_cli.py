@@ -71,10 +71,12 @@ def test_compact_dry_run_and_window(tmp_path, history_file, capsys):
     captured = capsys.readouterr()
     assert not out.exists()
     assert captured.out.startswith("budget 20,000 tokens = window 40,000 x ratio 0.5\nplan: ")
-    assert "\nelide: " in captured.out and "{" not in captured.out
+    assert "\nsnapshot: " in captured.out and "{" not in captured.out
     assert main([*args, "--dry-run", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
-    assert [e["rung"] for e in plan["ledger"]][:1] == ["elide"]
+    rungs = [e["rung"] for e in plan["ledger"]]
+    # the demo reads each file once: SPEC §5.8 elides none of it, the snapshot keeps it
+    assert "snapshot" in rungs and rungs == sorted(rungs, key=["elide", "strip", "snapshot"].index)
     assert plan["budget"] == 20_000 and plan["dry_run"] and not out.exists()
 
 

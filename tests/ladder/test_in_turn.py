@@ -21,6 +21,7 @@ from glyphfold.compaction.history.tokens import estimate_history_tokens, token_c
 from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import compact, floor_tokens, recover, shake
 from glyphfold.compaction.ladder.registry import LadderConfig
+from glyphfold.compaction.ladder.rungs.notable import ElideConfig
 from glyphfold.compaction.ladder.transcript import plain_text
 from glyphfold.errors import ContextOverflowError, EncodeError
 from glyphfold.render.api import plan_text
@@ -234,13 +235,16 @@ def test_a_small_saving_does_not_act():
     """min_saving_tokens: a free rung that cannot save enough leaves the history alone."""
     wire = shapes.write_file_loop("openai", calls=3, chars=2_000)
     est = estimate_history_tokens(wire)
-    cfg_hi = LadderConfig(min_saving_tokens=100_000)
+    wide = ElideConfig(policy="unremarkable")  # each body is written once: §5.8 keeps them
+    cfg_hi = LadderConfig(min_saving_tokens=100_000, elide=wide)
     res = compact(wire, budget=est - 5, rungs="elide,snapshot", config=cfg_hi)
     assert "elide" not in [e.rung for e in res.ledger]
-    res = compact(wire, budget=est - 5, rungs="elide", config=LadderConfig(min_saving_tokens=300))
+    cfg = LadderConfig(min_saving_tokens=300, elide=wide)
+    res = compact(wire, budget=est - 5, rungs="elide", config=cfg)
     (entry,) = res.ledger
     assert entry.tokens_saved >= 300  # when it acts, it clears at least the minimum
-    res0 = compact(wire, budget=est - 5, rungs="elide", config=LadderConfig(min_saving_tokens=0))
+    cfg0 = LadderConfig(min_saving_tokens=0, elide=wide)
+    res0 = compact(wire, budget=est - 5, rungs="elide", config=cfg0)
     assert res0.ledger[0].tokens_saved <= entry.tokens_saved  # no further than needed
     with pytest.raises(ValueError, match="min_saving_tokens"):
         LadderConfig(min_saving_tokens=-1)

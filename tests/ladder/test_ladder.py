@@ -16,6 +16,7 @@ from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import compact, recover, shake
 from glyphfold.compaction.ladder.provider import provider_messages
 from glyphfold.compaction.ladder.registry import LadderConfig
+from glyphfold.compaction.ladder.rungs.notable import ElideConfig
 from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
 from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
 from glyphfold.compaction.ladder.transcript import plain_text
@@ -28,6 +29,11 @@ from glyphfold.errors import (
 
 BUDGET = 20_000  # elision alone reaches it on the demo session
 SNAP = 8_000  # elision, image stripping, then snapshots
+# The demo reads each file once: SPEC §5.8 elides none of it (tests/ladder/test_elision_rules.py).
+# The tests of the ladder's mechanics (stops at the first rung, pins, dry runs) use 0.1's
+# wide rule, which elides every old unremarkable result.
+WIDE_ELIDE = ElideConfig(policy="unremarkable")
+WIDE = LadderConfig(elide=WIDE_ELIDE)
 
 
 def wire_messages(history):
@@ -61,7 +67,7 @@ def test_public_names_are_lazy_exports():
 def test_compact_end_to_end(session):
     """SPEC §5.2, §5.5: valid output, verbatim head and tail, ledger covers every removal."""
     before = dump(session)
-    result = compact(session, budget=SNAP)
+    result = compact(session, budget=SNAP, config=WIDE)
     assert dump(session) == before  # input untouched
     assert type(result.messages) is type(session)
     assert find_violations(result.messages) == []
@@ -115,11 +121,11 @@ def test_old_steps_that_cost_as_little_as_pixels_stay_text(session):
     """SPEC §5.6: the imaged range starts as late as the target allows. The demo's old
     steps are elided stubs, about as dear as pixels as they are as text: imaging them
     spends pages for nothing, so they stay text and only the newer steps are imaged."""
-    late = compact(copy.deepcopy(session), budget=SNAP)
+    late = compact(copy.deepcopy(session), budget=SNAP, config=WIDE)
     oldest = compact(
         copy.deepcopy(session),
         budget=SNAP,
-        config=LadderConfig(snapshot=SnapshotConfig(start_late=False)),
+        config=LadderConfig(elide=WIDE_ELIDE, snapshot=SnapshotConfig(start_late=False)),
     )
     a, b = snapshot_entry(late), snapshot_entry(oldest)
     assert late.fits and oldest.fits and not a.extra["lossy"] and not b.extra["lossy"]
@@ -208,7 +214,7 @@ def test_second_pass_rerenders_from_source(session):
 def test_second_pass_with_drop_keeps_the_newest_source(session):
     """A tighter second pass drops the oldest source text, with a marker, still from text."""
     # a first pass imaged from the oldest step: its snapshot opens the next pass's middle
-    oldest_first = LadderConfig(snapshot=SnapshotConfig(start_late=False))
+    oldest_first = LadderConfig(elide=WIDE_ELIDE, snapshot=SnapshotConfig(start_late=False))
     first = first_pass_with_text_steps(session, oldest_first)
     (src1,) = [s["x_glyphfold"]["source"] for s in snapshots(first)]
     cfg = LadderConfig(snapshot=SnapshotConfig(max_pages=len(first.pages)))
@@ -249,7 +255,7 @@ def test_provider_messages_strips_private_keys(session):
 def test_stops_at_the_first_rung_that_fits(session):
     """Rungs run cheapest first and stop once under budget."""
     est = estimate_history_tokens(session, image_policy="all")  # how compact() prices
-    result = compact(session, budget=est - 1000)
+    result = compact(session, budget=est - 1000, config=WIDE)
     assert [e.rung for e in result.ledger] == ["elide"]
     untouched = compact(session, budget=est + 10)
     assert untouched.ledger == () and untouched.messages is session
@@ -267,7 +273,7 @@ def test_dry_run_returns_the_plan(session):
     unsubscribe = default_bus.subscribe(seen.append, types=HistoryTrimmed)
     try:
         before = dump(session)
-        plan = compact(session, budget=8_000, dry_run=True)
+        plan = compact(session, budget=8_000, dry_run=True, config=WIDE)
     finally:
         unsubscribe()
     assert plan.dry_run and plan.messages is session and dump(session) == before
@@ -296,7 +302,7 @@ def test_pins_are_honoured_by_every_rung(session):
         and "Traceback" not in json.dumps(m)
         and "failed" not in json.dumps(m)
     )
-    plain = compact(copy.deepcopy(session), budget=BUDGET)
+    plain = compact(copy.deepcopy(session), budget=BUDGET, config=WIDE)
     assert dump(msgs[idx]) not in {dump(m) for m in wire_messages(plain.messages)}
     est = estimate_history_tokens(session, image_policy="all")
     for rungs, budget in (
@@ -305,7 +311,9 @@ def test_pins_are_honoured_by_every_rung(session):
         ("trim", 30_000),
         (None, 30_000),
     ):
-        result = compact(copy.deepcopy(session), budget=budget, pins=[idx], rungs=rungs)
+        result = compact(
+            copy.deepcopy(session), budget=budget, pins=[idx], rungs=rungs, config=WIDE
+        )
         out = {dump(m) for m in wire_messages(result.messages)}
         assert dump(msgs[idx]) in out, rungs
         assert find_violations(result.messages) == []

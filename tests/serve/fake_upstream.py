@@ -7,7 +7,9 @@ error body and status. Faults are asked for per request with the
 ``x-fake-fault`` header (the proxy forwards unknown headers unchanged):
 ``die-mid-stream``, ``stall-mid-stream``, ``slow``, ``malformed``, ``500``,
 ``overflow-event`` (a 200 stream whose first event is an overflow error) and
-``drip`` (a slow stream, for client disconnects).
+``drip`` (a slow stream, for client disconnects), ``overflow-text`` (a normal 200
+stream whose MODEL TEXT quotes an overflow message) and ``overflow-at:N`` (the
+provider's overflow error stating a window of N, whatever the request's size).
 """
 
 from __future__ import annotations
@@ -216,6 +218,8 @@ class FakeUpstream:
             return Response(
                 b'{"id": "chatcmpl-1", "choices": [', 200, media_type="application/json"
             )
+        if fault.startswith("overflow-at:"):
+            return JSONResponse(_openai_overflow(int(fault.split(":")[1]), tokens), 400)
         if tokens > window and fault != "overflow-event":
             return JSONResponse(_openai_overflow(window, tokens), 400)
         text = f"ok {tokens} tokens"
@@ -260,6 +264,9 @@ class FakeUpstream:
                 "model": body.get("model"),
             }
             words = text.split(" ") + [f"w{i}" for i in range(20 if fault == "drip" else 0)]
+            if fault == "overflow-text":  # the model QUOTES an overflow error: not one
+                words = ["The error said: This model's maximum context length is 8192 tokens."]
+                words += [f"w{i}" for i in range(19)]
             for i, w in enumerate(words):
                 delta = {"role": "assistant", "content": w} if i == 0 else {"content": " " + w}
                 chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}

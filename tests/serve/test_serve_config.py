@@ -48,15 +48,16 @@ def test_configured_windows_and_profiles_win():
 
 def test_windows_learned_from_the_upstream_only_lower():
     learned = LearnedWindows(max_models=2)
+    up = "http://up"
     assert stated_window("This model's maximum context length is 8192 tokens. However") == 8192
     assert stated_window("prompt is too long: 210000 tokens > 200000 maximum") == 200_000
     assert stated_window("input length and `max_tokens` exceed context limit: 1 + 2 > 3") == 3
     assert stated_window("rate limited") is None
-    learned.learn("gpt-4o", 100_000)
-    learned.learn("gpt-4o", 120_000)  # never raised
-    r = learned.apply(_res("gpt-4o"))
+    learned.learn(up, "gpt-4o", 100_000)
+    learned.learn(up, "gpt-4o", 120_000)  # never raised
+    r = learned.apply(up, _res("gpt-4o"))
     assert (r.window, r.source) == (100_000, "learned")
-    assert learned.apply(_res("gpt-4")).source == "table"  # 8,192 is already smaller
+    assert learned.apply(up, _res("gpt-4")).source == "table"  # 8,192 is already smaller
 
 
 def test_config_file_and_flags(tmp_path):

@@ -44,7 +44,8 @@ def test_openai_overflow_is_recovered_and_retried(serve, fake, stream):
         text, headers = raw.parse().choices[0].message.content, raw.headers
     assert text.startswith("ok ")
     assert "overflow 1: recovered" in headers["x-glyphfold-recovery"]
-    assert headers["x-glyphfold-window"] == "unknown (unknown)"
+    # issue 24: says why and what to do (was "unknown (unknown)")
+    assert headers["x-glyphfold-window"] == "unknown (not in the table; set --window MODEL=TOKENS)"
     first, second = fake.received
     assert not first.accepted and second.accepted
     assert second.tokens <= 2 / 3 * first.tokens + 200  # SPEC §3.6: two thirds

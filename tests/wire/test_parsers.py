@@ -64,7 +64,9 @@ def test_gemini_rest_camel_case_keys_are_read_and_kept():
     out = to_wire(h.replace_messages([dataclasses.replace(m) for m in h.messages]))
     assert out == body
     # an elided response keeps its spelling and gets the stub as its output
-    cfg = glyphfold.LadderConfig(tail_tokens=0, elide=glyphfold.ElideConfig(keep_newest_results=0))
+    cfg = glyphfold.LadderConfig(
+        tail_tokens=0, elide=glyphfold.ElideConfig(keep_newest_results=0, policy="unremarkable")
+    )
     r = glyphfold.shake(body, config=cfg)
     fr = r.messages["contents"][2]["parts"][0]["functionResponse"]
     assert fr["response"]["output"].startswith("[elided:")
@@ -142,7 +144,9 @@ def test_bedrock_json_results_round_trip_and_elide_to_text():
     h = to_canonical(msgs)
     assert h.format == "bedrock"
     assert to_wire(h.replace_messages([dataclasses.replace(m) for m in h.messages])) == msgs
-    cfg = glyphfold.LadderConfig(elide=glyphfold.ElideConfig(keep_newest_results=0))
+    cfg = glyphfold.LadderConfig(
+        elide=glyphfold.ElideConfig(keep_newest_results=0, policy="unremarkable")
+    )
     out = glyphfold.compact(msgs, budget=50, rungs=["elide"], config=cfg).messages
     part = out[2]["content"][0]["toolResult"]["content"][0]
     assert set(part) == {"text"} and part["text"].startswith("[elided:")

@@ -43,7 +43,7 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from glyphfold.checks import check_choice, check_int
 from glyphfold.compaction.history.markers import TOOL_RESULTS_PREFIX
-from glyphfold.compaction.history.messages import coerce
+from glyphfold.compaction.history.messages import FormatArg, coerce
 from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult, Unknown
 from glyphfold.compaction.history.provider_blocks import (
     compaction_barrier,
@@ -259,6 +259,12 @@ def _bpe_bindings() -> Any:
         raise TokenizerUnavailableError(msg) from exc
 
 
+def _utf8_len(text: str) -> int:
+    """UTF-8 size of ``text``; a lone surrogate (JS tools cut strings mid-pair) counts 3
+    bytes, as the U+FFFD a tokenizer makes of it, instead of raising UnicodeEncodeError."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def _utf8_safe(text: str) -> str:
     """Lone surrogates become U+FFFD, as tiktoken does before it encodes."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -421,7 +427,7 @@ def estimate_message_tokens(
     for b in message.blocks:
         if isinstance(b, Text):
             if heuristic and text_bytes:
-                chars += len(b.text.encode("utf-8"))
+                chars += _utf8_len(b.text)
             elif heuristic:
                 chars += len(b.text)
             else:
@@ -430,9 +436,7 @@ def estimate_message_tokens(
             for x in b.content:
                 if isinstance(x, Text):
                     if heuristic:
-                        chars += (
-                            len(x.text.encode("utf-8")) if tool_results_by_bytes else len(x.text)
-                        )
+                        chars += _utf8_len(x.text) if tool_results_by_bytes else len(x.text)
                     else:
                         total += c.count(x.text)
                 elif isinstance(x, Image):
@@ -521,7 +525,7 @@ def _text_units(m: Message, by_bytes: bool) -> int:
             for x in b.content:
                 if type(x) is not Text or (x.raw is not None and not _TEXT_KEYS.issuperset(x.raw)):
                     return -1
-                n += len(x.text.encode("utf-8")) if by_bytes else len(x.text)
+                n += _utf8_len(x.text) if by_bytes else len(x.text)
         else:
             return -1
     return n
@@ -534,12 +538,15 @@ def token_costs(
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
     segmentation: Segmentation | None = None,
+    format: FormatArg = "auto",
 ) -> TokenCosts:
     """Per-message estimates of a history (wire or canonical), as SPEC §3.4 prices them.
 
     ``segmentation`` is the history's turn segmentation when the caller has it already.
+    ``format`` names the wire format (docs/wire-formats.md; default: detected).
     """
-    h, _ = coerce(history)
+    get_profile(profile)  # an unknown profile fails here, as in compact(), not only on images
+    h, _ = coerce(history, format=format)
     check_choice("image_policy", image_policy, IMAGE_POLICIES)
     if counter is not None and not isinstance(counter, TokenCounter):
         msg = f"counter must have a count(text) -> int method, got {type(counter).__name__}"
@@ -608,14 +615,20 @@ def estimate_history_tokens(
     profile: Any = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
+    format: FormatArg = "auto",
 ) -> int:
     """Estimate the tokens of a history (docs/budget.md): ~4 chars/token + 4 per message.
 
     ``profile`` (a name or a Profile from ``glyphfold.render.profiles``) prices
-    images; ``counter`` replaces the 4-chars heuristic with an exact tokenizer;
-    ``image_policy`` is ``"spec"`` (docs/budget.md) or ``"all"`` (every image billed).
+    images and is checked even when the history holds none (``UnknownProfileError``);
+    ``counter`` replaces the 4-chars heuristic with an exact tokenizer;
+    ``image_policy`` is ``"spec"`` (docs/budget.md) or ``"all"`` (every image billed);
+    ``format`` names the wire format (docs/wire-formats.md; default: detected).
     """
-    return token_costs(history, profile=profile, counter=counter, image_policy=image_policy).total
+    costs = token_costs(
+        history, profile=profile, counter=counter, image_policy=image_policy, format=format
+    )
+    return costs.total
 
 
 def count_texts(texts: Sequence[str], *, counter: TokenCounter | None = None) -> int:

@@ -41,7 +41,7 @@ from glyphfold.compaction.history.markers import (
     marked_message,
     marker_kind,
 )
-from glyphfold.compaction.history.messages import coerce
+from glyphfold.compaction.history.messages import FormatArg, coerce
 from glyphfold.compaction.history.model import OPENAI, History, Message, Text
 from glyphfold.compaction.history.overflow import is_context_overflow_error
 from glyphfold.compaction.history.splice import append_user_side
@@ -269,13 +269,15 @@ def trim_history(
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,
+    format: FormatArg = "auto",
 ) -> TrimResult:
     """Drop the oldest whole turns to meet ``budget`` tokens and/or ``max_turns`` turns.
 
     Returns a :class:`TrimResult` (history of the same kind as the input). With
     both limits the stricter one wins. ``budget`` 0 disables the token limit
     (docs/budget.md); ``max_turns`` 0 still keeps the newest turn (docs/history.md). The
-    event is published on ``bus`` (default: the process-wide bus).
+    event is published on ``bus`` (default: the process-wide bus). ``format`` names the
+    wire format (docs/wire-formats.md; default: detected).
     """
     if budget is None and max_turns is None:
         msg = "trim_history needs budget= and/or max_turns="
@@ -284,7 +286,7 @@ def trim_history(
         check_int("budget", budget, minimum=0)
     if max_turns is not None:
         check_int("max_turns", max_turns, minimum=0)
-    h, restore = coerce(history)
+    h, restore = coerce(history, format=format)
     seg = segment_turns(h)
     pricing = {"profile": profile, "counter": counter, "image_policy": image_policy}
     tc = token_costs(h, segmentation=seg, **pricing)

@@ -53,6 +53,7 @@ from glyphfold.compaction.ladder.registry import (
 )
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.compaction.ladder.rungs.base import Rung
+from glyphfold.compaction.ladder.rungs.notable import ElideConfig
 from glyphfold.compaction.ladder.rungs.snapshot import Renderer
 from glyphfold.compaction.ladder.summarizers import Summarizer
 from glyphfold.errors import ContextOverflowError, InputError
@@ -217,9 +218,12 @@ def shake(
     Everything the rules allow goes, outside the head and the tail
     (``LadderConfig.tail_tokens``): old tool results and long tool-call arguments
     become stubs, earlier turns' thinking is cleared, old images become placeholders.
-    ``min_saving_tokens`` does not apply: the user asked for it.
+    ``min_saving_tokens`` does not apply: the user asked for it. For the same reason
+    the default elision rule is the wide one (``ElideConfig(policy="unremarkable")``:
+    every old result with no notable event), not the budget-driven SPEC §5.8 rule
+    that ``compact`` uses; pass ``config`` to choose.
     """
-    cfg = config or LadderConfig()
+    cfg = config or LadderConfig(elide=ElideConfig(policy="unremarkable"))
     built = build_rungs(("elide", "strip"), config=cfg, allowed=("elide", "strip"))
     h, restore = coerce(history, format=format)
     # target 0: every free rung runs; nothing is dropped, so there is nothing to raise

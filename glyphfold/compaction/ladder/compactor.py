@@ -33,7 +33,8 @@ from glyphfold.checks import check_int
 from glyphfold.compaction.history.budget import effective_context_budget
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
 from glyphfold.compaction.history.markers import X_KEY
-from glyphfold.compaction.history.messages import History, HistoryT
+from glyphfold.compaction.history.messages import HistoryT
+from glyphfold.compaction.history.model import History
 from glyphfold.compaction.history.wire import messages_key
 from glyphfold.compaction.ladder.api import compact, floor_tokens
 from glyphfold.compaction.ladder.provider import provider_messages

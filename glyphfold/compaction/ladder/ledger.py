@@ -84,9 +84,9 @@ class LedgerEntry:
         by_dest: dict[str, int] = {}
         for r in self.removed:
             by_dest[r.dest] = by_dest.get(r.dest, 0) + 1
-        parts = [f"{n} -> {dest}" for dest, n in sorted(by_dest.items())]
+        parts = [f"{n:,} -> {dest}" for dest, n in sorted(by_dest.items())]
         if self.pages:
-            parts.append(f"{len(self.pages)} page(s)")
+            parts.append(f"{len(self.pages):,} page(s)")
         if self.note:
             parts.append(self.note)
         what = ", ".join(parts) if parts else "nothing"

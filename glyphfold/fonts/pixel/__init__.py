@@ -16,6 +16,7 @@ from pathlib import Path
 # "Marks"): a reader must take neither for a letter.
 NEWLINE_CODEPOINT = 0x258C  # ▌ LEFT HALF BLOCK: a line break folded into the text (reflow)
 CONTINUATION_CODEPOINT = 0x21AA  # ↪ RIGHTWARDS ARROW WITH HOOK: a wrapped line goes on
+JOIN_CODEPOINT = 0x21A9  # ↩ LEFTWARDS ARROW WITH HOOK, last cell: a split token goes on
 REPLACEMENT_CODEPOINT = 0xFFFD  # � drawn as a box: no font covers the character
 # U+E000 + c (c in U+0021..U+007E, Private Use Area) is c drawn in reverse video in every
 # bundled font: structural marks no user text can produce (the transcript strips the range).
@@ -51,6 +52,7 @@ def bundled_font(name: str) -> Path:
 
 __all__ = [
     "CONTINUATION_CODEPOINT",
+    "JOIN_CODEPOINT",
     "NEWLINE_CODEPOINT",
     "REPLACEMENT_CODEPOINT",
     "REVERSE_VIDEO_OFFSET",

@@ -323,7 +323,8 @@ def _content(blocks: Sequence[Block], raw_content: Any, role: str) -> Any:
 
 def _message_item(m_role: str, base: Mapping[str, Any] | None, blocks: list[Block]) -> Any:
     if base is None or "content" not in base:  # new, or glyphfold's own {"role", "x_glyphfold"}
-        out: dict[str, Any] = {"type": "message", "role": m_role}
+        raw_role = base.get("role") if base is not None else None
+        out: dict[str, Any] = {"type": "message", "role": _wire_role(m_role, raw_role)}
         if m_role == "assistant" and all(isinstance(b, Text) and b.raw is None for b in blocks):
             # an easy assistant message: output_text parts would need an id and a status
             out["content"] = "\n\n".join(b.text for b in blocks)  # type: ignore[union-attr]

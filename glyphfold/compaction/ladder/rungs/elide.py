@@ -3,13 +3,17 @@
 Outside the head and the tail, in any turn, oldest first and only as much as the
 target needs (SPEC §5.6):
 
-- a tool result with no notable event becomes a one-line stub,
-  ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``; the call stays, so pairing
-  stays valid and the model sees what it asked for;
-- the long argument values of a tool call (a ``write_file`` body, a patch) become
-  stubs the same way, ``[elided: write_file.content, 12,345 chars, sha1 3f2a9c]``;
-  the call stays valid: OpenAI ``arguments`` stays a JSON string, Anthropic
-  ``input`` an object, short values (a path) stay;
+- a tool result with no notable event (SPEC §5.8: superseded, an exact duplicate,
+  progress noise, a confirmation or empty output; see
+  :mod:`glyphfold.compaction.ladder.rungs.superseded`) becomes a one-line stub,
+  ``[elided: read_file, 48,213 chars, sha1 3f2a9c; reread by #call_9]``; the call
+  stays, so pairing stays valid and the model sees what it asked for. File contents,
+  search results, test runs and errors stay for the snapshot;
+- the long argument values of a tool call whose file is written again or read whole
+  later (a ``write_file`` body, a patch) become stubs the same way,
+  ``[elided: write_file.content, 12,345 chars, sha1 3f2a9c]``; the call stays valid:
+  OpenAI ``arguments`` stays a JSON string, Anthropic ``input`` an object, short
+  values (a path) stay;
 - the thinking blocks of earlier turns are cleared (the provider does not count
   them; the current tool cycle's thinking and signatures are never touched).
 
@@ -42,8 +46,15 @@ from glyphfold.compaction.ladder.rungs.common import (
 from glyphfold.compaction.ladder.rungs.notable import (
     ElideConfig,
     elision_stub,
+    error_text,
     is_stub,
     notable_reason,
+)
+from glyphfold.compaction.ladder.rungs.superseded import (
+    Call,
+    argument_reasons,
+    is_test_run,
+    qualifying_reasons,
 )
 
 __all__ = ["Elide", "ElideConfig"]
@@ -57,6 +68,35 @@ class _Change:
     message: Message
     rows: tuple[Removed, ...]
     saving: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reasons:
+    """Why each call's result (and arguments) qualify for elision; None: any (0.1's rule)."""
+
+    results: dict[str, str] | None
+    arguments: dict[str, str] | None
+
+
+def elision_reasons(history: History, config: ElideConfig) -> Reasons:
+    """The SPEC §5.8 reasons of every call of ``history`` (the whole history: later calls
+    in the tail supersede earlier ones)."""
+    if config.policy == "unremarkable":
+        return Reasons(None, None)
+    results: dict[str, tuple[str, bool]] = {}
+    for m in history.messages:
+        for b in m.blocks:
+            if isinstance(b, ToolResult):
+                text = result_text(b)
+                verdict = b.is_error or error_text(text, config) or is_test_run(text)
+                results[b.call_id] = (text, verdict)
+    calls = []
+    for m in history.messages:
+        for b in m.blocks:
+            if isinstance(b, ToolCall):
+                text, verdict = results.get(b.id, (None, False))
+                calls.append(Call(b.id, b.name, b.arguments, text, verdict))
+    return Reasons(qualifying_reasons(calls), argument_reasons(calls))
 
 
 def _arg_chars(c: ToolCall) -> int:
@@ -109,12 +149,13 @@ class Elide:
         skip = {i for s in reg.middle_steps if s.start in kept for i in s.indices}
         earlier = reg.newest_user if reg.newest_user is not None else 0
         costs = ctx.message_costs(history)
+        reasons = elision_reasons(history, self.config)
         for i in reg.middle:
             m = msgs[i]
             if i in skip or is_marker(m) or ctx.is_pinned(m):
                 continue
             change = self._rewrite(
-                i, m, names, ranks, clear_thinking=i < earlier, cost=costs[i], ctx=ctx
+                i, m, names, ranks, reasons, clear_thinking=i < earlier, cost=costs[i], ctx=ctx
             )
             if change is not None:
                 yield change
@@ -137,6 +178,7 @@ class Elide:
         m: Message,
         names: dict[str, str],
         ranks: dict[tuple[int, int], int],
+        reasons: Reasons,
         *,
         clear_thinking: bool,
         cost: int,
@@ -148,7 +190,9 @@ class Elide:
         for j, b in enumerate(m.blocks):
             new: Any = b
             if isinstance(b, ToolResult):
-                new = self._result(b, names.get(b.call_id), ranks[(i, j)])
+                why = None if reasons.results is None else reasons.results.get(b.call_id)
+                if reasons.results is None or why is not None:
+                    new = self._result(b, names.get(b.call_id), ranks[(i, j)], why)
                 if new is not b:
                     rows.append(
                         Removed(
@@ -162,7 +206,8 @@ class Elide:
                         )
                     )
             elif isinstance(b, ToolCall) and cfg.clear_arguments:
-                if b.name not in cfg.protected_tools:
+                allowed = reasons.arguments is None or b.id in reasons.arguments
+                if allowed and b.name not in cfg.protected_tools:
                     new = (
                         stub_arguments(
                             b, min_chars=cfg.short_result_chars, hex_digits=cfg.digest_hex
@@ -207,7 +252,9 @@ class Elide:
         rows[0] = dataclasses.replace(rows[0], tokens=saving)  # the saving, booked once
         return _Change(i, new_m, tuple(rows), saving)
 
-    def _result(self, tr: ToolResult, name: str | None, rank: int) -> ToolResult:
+    def _result(
+        self, tr: ToolResult, name: str | None, rank: int, reason: str | None
+    ) -> ToolResult:
         cfg = self.config
         text = result_text(tr)
         if not text or is_stub(text):
@@ -222,6 +269,6 @@ class Elide:
         )
         if why is not None:
             return tr
-        stub = elision_stub(text, tool_name=name, hex_digits=cfg.digest_hex)
+        stub = elision_stub(text, tool_name=name, hex_digits=cfg.digest_hex, reason=reason)
         images = tuple(c for c in tr.content if isinstance(c, Image))
         return dataclasses.replace(tr, content=(Text(stub), *images))

@@ -40,6 +40,9 @@ DEFAULT_ERROR_PATTERNS: tuple[str, ...] = (
 )
 
 
+POLICIES: tuple[str, ...] = ("spec", "unremarkable")
+
+
 @dataclass(frozen=True, slots=True)
 class ElideConfig:
     """Rules of the elision rung; every default has its reason in the comment."""
@@ -59,6 +62,11 @@ class ElideConfig:
     clear_arguments: bool = True
     # the provider strips earlier turns' thinking; clearing it keeps the stored history small
     clear_thinking: bool = True
+    # "spec": only results SPEC §5.8 lets go (superseded, duplicates, progress noise,
+    # confirmations, empty outputs; glyphfold.compaction.ladder.rungs.superseded): file
+    # contents, search results, test runs and errors go to the snapshot, which keeps
+    # every word. "unremarkable": every old result with no notable event (0.1's rule).
+    policy: str = "spec"
 
     def __post_init__(self) -> None:
         for name in (
@@ -68,6 +76,9 @@ class ElideConfig:
             "scan_tail_chars",
         ):
             check_int(name, getattr(self, name), minimum=0, error=ValueError)
+        if self.policy not in POLICIES:
+            msg = f"elide policy must be one of {POLICIES}, got {self.policy!r}"
+            raise ValueError(msg)
         if not 4 <= self.digest_hex <= 40:
             msg = f"digest_hex must be in 4..40 hex digits, got {self.digest_hex}"
             raise ValueError(msg)
@@ -129,16 +140,18 @@ def notable_reason(
         return "is_error"
     if len(text) <= config.short_result_chars:
         return "short"
-    if config.keep_errors:
-        head, tail = config.scan_head_chars, config.scan_tail_chars
-        pat = config.compiled_errors()
-        if len(text) <= head + tail:
-            hit = pat.search(text)
-        else:
-            hit = pat.search(text, 0, head) or pat.search(text, len(text) - tail)
-        if hit:
-            return "error_text"
+    if config.keep_errors and error_text(text, config):
+        return "error_text"
     return None
+
+
+def error_text(text: str, config: ElideConfig) -> bool:
+    """True when ``text`` shows an error where tools print verdicts (its head and tail)."""
+    head, tail = config.scan_head_chars, config.scan_tail_chars
+    pat = config.compiled_errors()
+    if len(text) <= head + tail:
+        return pat.search(text) is not None
+    return bool(pat.search(text, 0, head) or pat.search(text, len(text) - tail))
 
 
 def digest(text: str, *, hex_digits: int = 6) -> str:
@@ -146,13 +159,21 @@ def digest(text: str, *, hex_digits: int = 6) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:hex_digits]
 
 
-def elision_stub(text: str, *, tool_name: str | None, hex_digits: int = 6) -> str:
-    """The stub for an elided result: ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``."""
+def elision_stub(
+    text: str, *, tool_name: str | None, hex_digits: int = 6, reason: str | None = None
+) -> str:
+    """The stub for an elided result: ``[elided: read_file, 48,213 chars, sha1 3f2a9c]``.
+
+    ``reason`` (SPEC §5.8: what supersedes it) follows the hash:
+    ``[elided: read_file, 48,213 chars, sha1 3f2a9c; reread by #call_9]``.
+    """
     name = tool_name or "tool"
-    return f"[elided: {name}, {len(text):,} chars, sha1 {digest(text, hex_digits=hex_digits)}]"
+    why = f"; {reason}" if reason else ""
+    sha = digest(text, hex_digits=hex_digits)
+    return f"[elided: {name}, {len(text):,} chars, sha1 {sha}{why}]"
 
 
-_STUB_RE = re.compile(r"^\[elided: [^\]]*, [\d,]+ chars, sha1 [0-9a-f]{4,40}\]$")
+_STUB_RE = re.compile(r"^\[elided: [^\]]*, [\d,]+ chars, sha1 [0-9a-f]{4,40}(?:; [^\]\n]*)?\]$")
 
 
 def is_stub(text: str) -> bool:

@@ -149,7 +149,7 @@ class Summary:
             before,
             ctx.count(out),
             removed,
-            note=f"{calls} summarizer call(s)",
+            note=f"{calls:,} summarizer call(s)",
             extra={"source_chars": len(source), "calls": calls, "steps": len(span)},
         )
         return RungOutcome(out, entry)

@@ -92,6 +92,6 @@ class Trim:
             breadcrumb=done.breadcrumbs[0],
             dropped_steps=n_steps,
         )
-        note = f"{n_steps} step(s) dropped, {len(done.breadcrumbs)} breadcrumb(s)"
+        note = f"{n_steps:,} step(s) dropped, {len(done.breadcrumbs):,} breadcrumb(s)"
         entry = LedgerEntry(self.name, before, after, removed, note=note)
         return RungOutcome(done.history, entry, events=(event,))

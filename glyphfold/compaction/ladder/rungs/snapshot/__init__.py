@@ -325,13 +325,13 @@ class Snapshot:
             "hints": list(built.hints),
         }
         note = (
-            f"{len(imaged)} of {len(units)} middle steps -> {len(built.pages)} page(s)"
-            f" in {len(plan.runs)} snapshot(s)"
+            f"{len(imaged):,} of {len(units):,} middle steps -> {len(built.pages):,} page(s)"
+            f" in {len(plan.runs):,} snapshot(s)"
         )
         if extra["lossy"]:
             note += "; pages shortened to fit (see dropped_chars, compressed_chars)"
         if built.missing:
-            note += f"; {sum(built.missing.values())} char(s) no font covers"
+            note += f"; {sum(built.missing.values()):,} char(s) no font covers"
         return LedgerEntry(
             self.name, before, after, tuple(built.removed), page_records(built.pages), note, extra
         )

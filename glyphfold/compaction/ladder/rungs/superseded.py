@@ -1,0 +1,309 @@
+"""What SPEC §5.8 lets the elision rung remove: results the model can get back from what stays.
+
+A tool result *qualifies* for elision when nothing in it is needed again that cannot
+be got back from the rest of the history:
+
+- ``reread``: the same file is read (whole) again later;
+- ``rerun``: the same call (tool and arguments) is made again later;
+- ``rewritten``: a file it showed is written again later (its content is stale);
+- ``duplicate``: a later result has exactly the same text;
+- ``progress``: progress noise (download bars, package installs, percentages);
+- ``confirmation`` / ``empty``: a short acknowledgement, or no output at all.
+
+File contents, search results, test runs and errors do not qualify: they go to the
+snapshot, which keeps every word. A test run or an error is never superseded by a
+re-run either (the earlier verdict is not in the later one). The rules read tool
+names and arguments the way real agents write them (``str_replace_editor view``,
+``read_file``, ``Read``, ``bash cat``, ``sed -i``, ``>`` redirections); a call they
+cannot read names no file and is superseded only by the same call made again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "REASONS",
+    "Action",
+    "Call",
+    "action_of",
+    "argument_reasons",
+    "is_test_run",
+    "qualifying_reasons",
+    "text_reason",
+]
+
+REASONS: tuple[str, ...] = (
+    "reread",
+    "rerun",
+    "rewritten",
+    "duplicate",
+    "progress",
+    "confirmation",
+    "empty",
+)
+
+_PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
+_PARTIAL_KEYS = ("view_range", "offset", "limit", "line_number", "start_line", "end_line", "lines")
+_READ_TOOLS = frozenset(
+    {"read", "read_file", "readfile", "view", "view_file", "open", "open_file", "cat", "get_file"}
+)
+_WRITE_TOOLS = frozenset({"write", "write_file", "create", "create_file", "delete_file"})
+_EDIT_TOOLS = frozenset(
+    {"edit", "edit_file", "multiedit", "str_replace", "insert", "apply_patch", "notebookedit"}
+)
+_EDITOR_TOOLS = frozenset(
+    {"str_replace_editor", "str_replace_based_edit_tool", "text_editor", "file_editor"}
+)
+_EDITOR_WRITES = frozenset({"create", "write"})
+_EDITOR_EDITS = frozenset({"str_replace", "insert", "undo_edit"})
+_SHELL_TOOLS = frozenset(
+    {"bash", "execute_bash", "shell", "run", "run_command", "terminal", "exec", "sh", "cmd"}
+)
+_SHELL_READS = frozenset({"cat", "head", "tail", "nl", "less", "more", "bat"})
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """What one tool call did, as far as its name and arguments say."""
+
+    key: str  # tool and canonical arguments: the same key later is the same call re-run
+    reads: tuple[str, ...] = ()  # files it showed
+    whole: bool = False  # it showed them whole (a later whole read supersedes any read)
+    writes: tuple[str, ...] = ()  # files it wrote whole (what was read of them is stale)
+    edits: tuple[str, ...] = ()  # files it changed in part (a patch, an insert)
+
+
+def _canonical(args: Any) -> Any:
+    if isinstance(args, str):
+        try:
+            return json.loads(args)
+        except ValueError:
+            return args
+    return args
+
+
+def _norm_path(p: str) -> str:
+    p = p.strip().strip("'\"")
+    while p.startswith("./"):
+        p = p[2:]
+    return re.sub(r"/+", "/", p).rstrip("/") or p
+
+
+def _path_arg(args: Mapping[str, Any]) -> str | None:
+    for k in _PATH_KEYS:
+        v = args.get(k)
+        if isinstance(v, str) and v.strip():
+            return _norm_path(v)
+    return None
+
+
+_REDIRECT = re.compile(r"(?<![0-9&<>])(>{1,2})\s*([^\s;&|<>]+)")
+
+
+def _shell_action(
+    command: str,
+) -> tuple[tuple[str, ...], bool, tuple[str, ...], tuple[str, ...]]:
+    """(files read, read whole, files written whole, files edited) of a shell command line."""
+    reads: list[str] = []
+    writes: list[str] = []
+    edits: list[str] = []
+    for m in _REDIRECT.finditer(command):
+        (writes if m.group(1) == ">" else edits).append(_norm_path(m.group(2)))
+    whole = False
+    for part in re.split(r"&&|\|\||;|\|", command):
+        try:
+            words = shlex.split(part, posix=True)
+        except ValueError:
+            continue
+        if not words:
+            continue
+        prog, rest = words[0], [w for w in words[1:] if not w.startswith("-")]
+        if prog in _SHELL_READS and rest and ">" not in part:
+            files = [_norm_path(w) for w in rest if not re.fullmatch(r"[\d+,]+p?", w)]
+            reads.extend(files)
+            whole = whole or prog == "cat"
+        elif prog == "sed" and any(w.startswith("-i") for w in words[1:]) and len(rest) >= 2:
+            edits.append(_norm_path(rest[-1]))
+        elif prog in ("tee", "rm") and rest:
+            writes.extend(_norm_path(w) for w in rest)
+    writes = [w for w in writes if w != "/dev/null"]
+    return tuple(reads), whole, tuple(writes), tuple(edits)
+
+
+def action_of(name: str | None, arguments: Any) -> Action:
+    """What a call of tool ``name`` with ``arguments`` reads and writes."""
+    args = _canonical(arguments)
+    try:
+        key = f"{name}\x00{json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)}"
+    except (TypeError, ValueError):
+        key = f"{name}\x00{args!r}"
+    tool = (name or "").lower()
+    if not isinstance(args, dict):
+        return Action(key)
+    path = _path_arg(args)
+    partial = any(args.get(k) not in (None, "", [], False) for k in _PARTIAL_KEYS)
+    if tool in _EDITOR_TOOLS:
+        cmd = str(args.get("command", "")).lower()
+        if path and cmd == "view":
+            return Action(key, reads=(path,), whole=not partial)
+        if path and cmd in _EDITOR_WRITES:
+            return Action(key, writes=(path,))
+        if path and cmd in _EDITOR_EDITS:
+            return Action(key, edits=(path,))
+        return Action(key)
+    if tool in _READ_TOOLS and path:
+        return Action(key, reads=(path,), whole=not partial)
+    if tool in _WRITE_TOOLS and path:
+        return Action(key, writes=(path,))
+    if tool in _EDIT_TOOLS and path:
+        return Action(key, edits=(path,))
+    command = args.get("command") or args.get("cmd")
+    if tool in _SHELL_TOOLS and isinstance(command, str):
+        reads, whole, writes, edits = _shell_action(" ".join(command.split()))
+        key = f"{name}\x00{' '.join(command.split())}"  # whitespace does not change a command
+        return Action(key, reads=reads, whole=whole, writes=writes, edits=edits)
+    return Action(key)
+
+
+_TEST_RUN = re.compile(
+    r"^=+ (?:test session starts|FAILURES|ERRORS|short test summary)|"
+    r"\b\d+ (?:passed|failed|errors?)\b|^Ran \d+ tests? in |^(?:OK|FAILED)(?: \(|$)|"
+    r"^Tests?:\s+\d+|\btest result: (?:ok|FAILED)\b|^(?:PASS|FAIL) ",
+    re.MULTILINE,
+)
+
+
+def is_test_run(text: str) -> bool:
+    """True when ``text`` is the output of a test runner (pytest, unittest, cargo, jest)."""
+    return bool(_TEST_RUN.search(text[:4000]) or _TEST_RUN.search(text[-4000:]))
+
+
+_PROGRESS_LINE = re.compile(
+    r"^\s*(?:"
+    r"Collecting |Downloading |Using cached |Requirement already satisfied|Installing |"
+    r"Building wheels? |Created wheel |Stored in directory|Successfully (?:built|installed) |"
+    r"Obtaining |Preparing metadata|Getting requirements|Attempting uninstall|Found existing|"
+    r"Uninstalling |Successfully uninstalled |Get:\d+ |Hit:\d+ |Ign:\d+ |Fetched |"
+    r"Reading (?:package lists|state information)|Building dependency tree|Unpacking |"
+    r"Setting up |Selecting previously unselected|Preparing to unpack|Processing triggers|"
+    r"(?:npm )?(?:added|removed|changed|audited) \d+ packages?|"
+    r"Resolving |Receiving objects|Resolving deltas|remote: |Cloning into|"
+    r".*\d{1,3}(?:\.\d+)?%\s*(?:\||\[|$)|.*[█▉▊▋▌▍▎▏#=]{8,}"
+    r")"
+)
+_CONFIRMATION = re.compile(
+    r"(?i)^\W*(?:ok|done|success(?:fully)?\b.*|(?:file )?(?:created|written|saved|updated|"
+    r"deleted|removed)\b.*|.*\b(?:has been|was) (?:created|written|saved|updated|deleted)\b.*|"
+    r"no (?:output|changes)\b.*|nothing to commit\b.*|command (?:ran|completed|executed) "
+    r"successfully\b.*)\W*$"
+)
+_CONFIRMATION_CHARS = 300
+
+
+def text_reason(text: str) -> str | None:
+    """The reason ``text`` alone qualifies for elision (progress, confirmation, empty)."""
+    body = text.strip()
+    if not body:
+        return "empty"
+    if len(body) <= _CONFIRMATION_CHARS and "\n" not in body and _CONFIRMATION.match(body):
+        return "confirmation"
+    lines = [ln for ln in re.split(r"[\r\n]+", body) if ln.strip()]
+    if len(lines) >= 3:
+        noisy = sum(1 for ln in lines if _PROGRESS_LINE.match(ln))
+        if noisy * 10 >= len(lines) * 8:  # four lines in five are progress
+            return "progress"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call with its result, in history order, as the rules see it."""
+
+    call_id: str
+    name: str | None
+    arguments: Any
+    result: str | None  # None: the call has no result in the history
+    verdict: bool = False  # the result is an error or a test run (never superseded)
+
+
+def qualifying_reasons(calls: Iterable[Call]) -> dict[str, str]:
+    """call id -> why its result qualifies for elision (SPEC §5.8), for the calls that do.
+
+    A reason names what supersedes the result when there is one: ``reread by #c9``,
+    ``rerun as #c12``, ``rewritten by #c7``, ``duplicate of #c20``; otherwise the kind
+    (``progress``, ``confirmation``, ``empty``). Later calls anywhere in the history
+    (the tail too) supersede earlier ones.
+    """
+    seq = list(calls)
+    out: dict[str, str] = {}
+    last_key: dict[str, str] = {}  # call key -> the newest call id with it (seen so far)
+    last_whole_read: dict[str, str] = {}  # path -> newest call that read it whole
+    last_write: dict[str, str] = {}  # path -> newest call that wrote it
+    last_text: dict[str, str] = {}  # result text -> newest call id with it
+    for c in reversed(seq):  # newest first: what comes later is already seen
+        act = action_of(c.name, c.arguments)
+        why: str | None = None
+        if c.result is not None:
+            if not c.verdict:
+                for p in act.reads:
+                    if p in last_whole_read:
+                        why = f"reread by #{last_whole_read[p]}"
+                        break
+                    if p in last_write:
+                        why = f"rewritten by #{last_write[p]}"
+                        break
+                if why is None and act.key in last_key:
+                    why = f"rerun as #{last_key[act.key]}"
+                if why is None and c.result in last_text:
+                    why = f"duplicate of #{last_text[c.result]}"
+                if why is None:
+                    why = text_reason(c.result)
+            elif c.result in last_text:  # a verdict repeated word for word says nothing new
+                why = f"duplicate of #{last_text[c.result]}"
+            last_text.setdefault(c.result, c.call_id)
+        if why is not None:
+            out[c.call_id] = why
+        last_key.setdefault(act.key, c.call_id)
+        if act.whole:
+            for p in act.reads:
+                last_whole_read.setdefault(p, c.call_id)
+        for p in act.writes:
+            last_write.setdefault(p, c.call_id)
+    return out
+
+
+def argument_reasons(calls: Iterable[Call]) -> dict[str, str]:
+    """call id -> why the call's long argument values qualify for elision.
+
+    A body written to a file (``create``, ``write_file``, a patch) qualifies when the
+    same call is made again later, or when the file is written whole again or read
+    whole later (what it holds is then in what stays, or stale).
+    """
+    seq = list(calls)
+    out: dict[str, str] = {}
+    last_key: dict[str, str] = {}
+    later: dict[str, str] = {}  # path -> newest later call that wrote it or read it whole
+    for c in reversed(seq):
+        act = action_of(c.name, c.arguments)
+        why = None
+        for p in (*act.writes, *act.edits):
+            if p in later:
+                why = f"superseded by #{later[p]}"
+                break
+        if why is None and act.key in last_key:
+            why = f"repeated as #{last_key[act.key]}"
+        if why is not None:
+            out[c.call_id] = why
+        last_key.setdefault(act.key, c.call_id)
+        for p in act.writes:
+            later.setdefault(p, c.call_id)
+        if act.whole:
+            for p in act.reads:
+                later.setdefault(p, c.call_id)
+    return out
