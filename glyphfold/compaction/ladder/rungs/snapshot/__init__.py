@@ -150,7 +150,12 @@ class Snapshot:
             )
 
     def _units(
-        self, history: History, reg: Regions, ctx: RungContext, costs: tuple[int, ...]
+        self,
+        history: History,
+        reg: Regions,
+        ctx: RungContext,
+        costs: tuple[int, ...],
+        pieces: dict[tuple[int, int], str] | None = None,
     ) -> tuple[list[Unit], Source]:
         kept = kept_steps(history, reg, ctx)
         units: list[Unit] = []
@@ -163,7 +168,7 @@ class Snapshot:
             cost = sum(costs[s.start : s.end])
             earlier = any(is_snapshot(m) for m in history.messages[s.start : s.end])
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
-        return units, Source(imaged, tool_names(history), self.config.transcript)
+        return units, Source(imaged, tool_names(history), self.config.transcript, shared=pieces)
 
     def _page_cap(self, history: History, reg: Regions, units: list[Unit], profile: Profile) -> int:
         msgs = history.messages
@@ -195,11 +200,17 @@ class Snapshot:
         return overhead
 
     def _setup(
-        self, history: History, reg: Regions, ctx: RungContext
+        self,
+        history: History,
+        reg: Regions,
+        ctx: RungContext,
+        pieces: dict[tuple[int, int], str] | None = None,
     ) -> tuple[Planner, BuildInput] | None:
-        """The planner and build input for one choice of tail (None: nothing to image)."""
+        """The planner and build input for one choice of tail (None: nothing to image).
+
+        ``pieces`` is the transcript piece cache shared by the tails of one call."""
         costs = ctx.message_costs(history)
-        units, source = self._units(history, reg, ctx, costs)
+        units, source = self._units(history, reg, ctx, costs, pieces)
         if not source.messages:
             return None  # no middle, or only kept steps in it
         profile = ctx.profile
@@ -246,8 +257,9 @@ class Snapshot:
         before = ctx.tokens_of(history)
         tails = self._tails(history, regions(history, ctx))
         found = None
+        pieces: dict[tuple[int, int], str] = {}  # each message's transcript, built once
         for k, reg in enumerate(tails):
-            setup = self._setup(history, reg, ctx)
+            setup = self._setup(history, reg, ctx, pieces)
             if setup is None:
                 continue
             found = self._fit(*setup, ctx, lossy=k == len(tails) - 1)
