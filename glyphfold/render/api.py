@@ -17,7 +17,7 @@ from glyphfold.render import backend
 from glyphfold.render.config import Setup, page_size, parse_size, resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, row_bytes
 from glyphfold.render.ink import InkSpans, ink_levels
-from glyphfold.render.layout import Layout
+from glyphfold.render.layout import Layout, TextFeed
 from glyphfold.render.options import RenderOptions, options_of
 from glyphfold.render.page import Page, atlas_for, prepare, render_pages
 
@@ -201,17 +201,21 @@ class PageStream:
     those the stream kept: none unless ``keep=True``).
     """
 
-    def __init__(self, text: str, options: RenderOptions, *, keep: bool = False) -> None:
-        if not isinstance(text, str):
-            msg = f"text must be str, got {type(text).__name__}"
+    def __init__(self, text: str | TextFeed, options: RenderOptions, *, keep: bool = False) -> None:
+        if not isinstance(text, (str, TextFeed)):
+            msg = f"text must be str (or a TextFeed), got {type(text).__name__}"
+            raise InputError(msg)
+        if isinstance(text, TextFeed) and options.ink:
+            msg = "ink spans need the whole text: pass a str, not a TextFeed"
             raise InputError(msg)
         self._t0 = time.perf_counter()
-        (levels, strengths), bits = _ink_bits(options.ink, len(text), options.bits)
+        n = len(text) if isinstance(text, str) else text.size_hint
+        (levels, strengths), bits = _ink_bits(options.ink, n, options.bits)
         self.options = dataclasses.replace(options, bits=bits)
         self.setup = setup = resolve_setup(self.options)
         limit = options.max_image_bytes
         self._limit = setup.profile.max_image_bytes if limit is None else limit
-        self.chars = len(text)
+        self._chars = n
         self._missing: dict[int, int] = {}
         self.atlas, self.layout = prepare(
             setup, text, with_src=levels is not None, missing=self._missing
@@ -227,6 +231,11 @@ class PageStream:
         self._started = False
 
     @property
+    def chars(self) -> int:
+        """Characters of the text (of a feed: its size hint until the last page)."""
+        return self.layout.n_source if self._done else self._chars
+
+    @property
     def chars_done(self) -> int:
         """Source characters on the pages produced so far."""
         return self.layout.laid_out
@@ -234,7 +243,9 @@ class PageStream:
     @property
     def fraction(self) -> float:
         """The share of the text on the pages produced so far (0..1)."""
-        return 1.0 if not self.chars else self.layout.laid_out / self.chars
+        if self._done:
+            return 1.0
+        return 0.0 if not self.chars else min(1.0, self.layout.laid_out / self.chars)
 
     def __iter__(self) -> Iterator[Page]:
         if self._started:
@@ -299,7 +310,7 @@ class PageStream:
 
 
 def iter_pages(
-    text: str,
+    text: str | TextFeed,
     options: RenderOptions | None = None,
     /,
     **kwargs: Any,
@@ -310,8 +321,10 @@ def iter_pages(
     pages come out in order, each drawn and encoded when the loop asks for it;
     nothing holds the earlier ones, and the per-character layout arrays are built
     per chunk (``glyphfold.render.layout.CHUNK_CHARS``), so a render of any length
-    runs in the memory of a page. ``stream.result()`` after the loop gives the
-    totals (dropped characters, missing glyphs, image tokens).
+    runs in the memory of a page. ``text`` may be a
+    :class:`~glyphfold.render.layout.TextFeed` (the text in pieces, e.g. a file read
+    block by block): then not even the text is held. ``stream.result()`` after the
+    loop gives the totals (dropped characters, missing glyphs, image tokens).
     """
     return PageStream(text, options_of(options, **kwargs))
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,6 +277,45 @@ def chunk_end(text: str, start: int, size: int, *, collapse: bool) -> int:
     return n
 
 
+class TextFeed:
+    """Text that arrives in pieces (a file read a block at a time), for :class:`Layout`.
+
+    ``pieces`` yields ``str``; ``size_hint`` is the expected length in characters
+    (progress and the backend's choice; 0 when unknown). The layout keeps only the
+    pieces it has not laid out yet: a render from a feed never holds the text.
+    """
+
+    def __init__(self, pieces: Iterable[str], size_hint: int = 0) -> None:
+        self._pieces = iter(pieces)
+        self.size_hint = size_hint
+        self._rest = ""
+        self._offset = 0  # source offset of ``_rest[0]``
+        self.exhausted = False
+
+    def take(self, size: int, *, collapse: bool) -> tuple[str, int, bool]:
+        """(the next chunk's text, its source offset, whether it is the last): at least
+        ``size`` characters unless the text ends, cut as :func:`chunk_end` cuts."""
+        while True:
+            rest = self._rest
+            if self.exhausted:
+                cut = len(rest)
+            else:
+                cut = chunk_end(rest, 0, size, collapse=collapse)
+                # a cut must leave a character after it (a CR may be followed by LF,
+                # the next line must be seen to be text): else read on
+                if cut >= len(rest) - 1:
+                    piece = next(self._pieces, None)
+                    if piece is None:
+                        self.exhausted = True
+                    else:
+                        self._rest = rest + piece
+                    continue
+            text, self._rest = rest[:cut], rest[cut:]
+            start = self._offset
+            self._offset += cut
+            return text, start, self.exhausted and not self._rest
+
+
 @dataclass
 class _Chunk:
     """Prepared code points of the source ``[start, end)``: what the layout kernel reads."""
@@ -286,6 +325,7 @@ class _Chunk:
     start: int
     end: int
     folded: int = 0  # source characters folded away (collapse)
+    last: bool = True  # no source after it
 
     def offsets(self, idx: np.ndarray) -> np.ndarray:
         """Source offsets of code point indices ``idx`` (``len(cps)``: the chunk's end)."""
@@ -305,7 +345,7 @@ class Layout:
 
     def __init__(
         self,
-        source: np.ndarray | str,
+        source: np.ndarray | str | TextFeed,
         config: LayoutConfig,
         *,
         with_src: bool = False,
@@ -315,7 +355,10 @@ class Layout:
     ) -> None:
         self.config = config
         self.with_src = with_src
-        self.n_source = len(source) if isinstance(source, str) else int(source.shape[0])
+        if isinstance(source, TextFeed):
+            self.n_source = source.size_hint  # an estimate until the feed ends
+        else:
+            self.n_source = len(source) if isinstance(source, str) else int(source.shape[0])
         # numba kernels or the numpy path (glyphfold.render.backend decides by default)
         self.kernels = backend.use_kernels(self.n_source) if kernels is None else kernels
         self._source = source
@@ -329,6 +372,9 @@ class Layout:
     @property
     def cps(self) -> np.ndarray:
         """The prepared code points of the first chunk (all of them for a short text)."""
+        if isinstance(self._source, TextFeed):
+            msg = "a layout of a TextFeed has no code points before its pages are laid out"
+            raise LayoutError(msg)
         if self._first is None:
             self._first = self._prepare(0, self._chunk_end(0))
         return self._first.cps
@@ -343,11 +389,16 @@ class Layout:
             return self.n_source
         return chunk_end(self._source, start, self.chunk_chars, collapse=self.config.collapse)
 
-    def _prepare(self, start: int, end: int) -> _Chunk:
-        """Code points of the source ``[start, end)``, folded and recomposed, classified."""
+    def _prepare(self, start: int, end: int, text: str | None = None) -> _Chunk:
+        """Code points of the source ``[start, end)`` (``text``: its characters when the
+        source is a feed), folded and recomposed, classified."""
         cfg = self.config
         src = self._source
-        cps = to_codepoints(src[start:end]) if isinstance(src, str) else src[start:end]
+        if text is not None:
+            cps = to_codepoints(text)
+        else:
+            assert not isinstance(src, TextFeed)
+            cps = to_codepoints(src[start:end]) if isinstance(src, str) else src[start:end]
         orig = None
         folded = 0
         if cfg.collapse:
@@ -362,23 +413,29 @@ class Layout:
             if marks.shape[0]:
                 cps = compose_marks(cps, marks)
                 cls = class_table(cps)
-        return _Chunk(frozen(cps), orig, start, end, folded)
+        return _Chunk(frozen(cps), orig, start, end, folded, end >= self.n_source)
 
     def _chunks(self) -> Iterator[_Chunk]:
+        feed = self._source if isinstance(self._source, TextFeed) else None
         start = 0
-        while start < self.n_source or start == 0:
-            end = self._chunk_end(start)
-            if start == 0 and self._first is not None:
+        while True:
+            if feed is not None:
+                text, start, last = feed.take(self.chunk_chars, collapse=self.config.collapse)
+                chunk = self._prepare(start, start + len(text), text)
+                chunk.last = last
+                if last:
+                    self.n_source = chunk.end
+            elif start == 0 and self._first is not None:
                 chunk = self._first
             else:
-                chunk = self._prepare(start, end)
+                chunk = self._prepare(start, self._chunk_end(start))
             self.folded += chunk.folded
             if self.on_chunk is not None:
                 self.on_chunk(chunk.cps, _CLS)
             yield chunk
-            start = end
-            if end >= self.n_source:
+            if chunk.last:
                 return
+            start = chunk.end
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -412,7 +469,7 @@ class Layout:
         row_start = np.empty(cfg.rows, dtype=np.int64)
         feed = self._chunks()
         buf = next(feed)
-        more = buf.end < self.n_source
+        more = not buf.last
         page_fn, args = self._page_fn(buf)
         start = 0  # code point index of the next page in ``buf``
         first = True
@@ -448,12 +505,12 @@ class Layout:
                 self._counts[:] = counts_before
                 state[K.S_CONT] = cont_before
                 buf = _join(buf, start, next(feed))
-                more = buf.end < self.n_source
+                more = not buf.last
                 page_fn, args = self._page_fn(buf)
                 start = 0
                 continue
             if used == 0:
-                self.laid_out = self.n_source
+                self.laid_out = buf.end
                 return
             page = self._page(buf, grid, int(used), row_start[:used], (start, end), src, first)
             self.laid_out = page.span[1]
@@ -486,10 +543,10 @@ def _join(buf: _Chunk, start: int, nxt: _Chunk) -> _Chunk:
     """The code points of ``buf`` from index ``start`` on, followed by ``nxt``'s."""
     cps = np.concatenate([buf.cps[start:], nxt.cps])
     if buf.orig is None and nxt.orig is None:
-        return _Chunk(frozen(cps), None, buf.start + start, nxt.end)
+        return _Chunk(frozen(cps), None, buf.start + start, nxt.end, 0, nxt.last)
     a = buf.orig[start:-1] if buf.orig is not None else np.arange(buf.start + start, buf.end)
     b = nxt.orig if nxt.orig is not None else np.arange(nxt.start, nxt.end + 1)
-    return _Chunk(frozen(cps), np.concatenate([a, b]), buf.start + start, nxt.end)
+    return _Chunk(frozen(cps), np.concatenate([a, b]), buf.start + start, nxt.end, 0, nxt.last)
 
 
 def layout_text(

@@ -22,7 +22,7 @@ from glyphfold.render.atlas import Atlas, get_atlas
 from glyphfold.render.config import Setup, page_size
 from glyphfold.render.encode import encode_png, png_from_scanlines, row_bytes
 from glyphfold.render.ink import page_ink
-from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout
+from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout, TextFeed
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def atlas_for(setup: Setup) -> Atlas:
 
 def prepare(
     setup: Setup,
-    text: str,
+    text: str | TextFeed,
     *,
     with_src: bool = False,
     missing: dict[int, int] | None = None,
@@ -301,9 +301,19 @@ def render_pages(
     deflate release the GIL, so the pages of a long text use every core. At most
     two pages per thread are in flight (memory stays bounded by pages, not text).
     """
-    opts = {"level": level, "max_bytes": max_bytes, "keep_pixels": keep_pixels, "ink": ink}
+    def new_writer() -> PageWriter:
+        return PageWriter(
+            setup,
+            atlas,
+            level=level,
+            max_bytes=max_bytes,
+            keep_pixels=keep_pixels,
+            kernels=lay.kernels,
+            ink=ink,
+        )
+
     if threads <= 1:
-        writer = PageWriter(setup, atlas, kernels=lay.kernels, **opts)
+        writer = new_writer()
         for pl in lay.pages(reuse=not keep_pixels):
             yield writer.page(pl)
         return
@@ -312,7 +322,7 @@ def render_pages(
     def work(pl: PageLayout) -> Page:
         writer = getattr(local, "writer", None)
         if writer is None:
-            writer = local.writer = PageWriter(setup, atlas, kernels=lay.kernels, **opts)
+            writer = local.writer = new_writer()
         return writer.page(pl)
 
     window: deque[Future[Page]] = deque()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 
 import pytest
@@ -139,3 +140,48 @@ def test_pages_on_two_threads_equal_one_threads(opts):
     ]
     with pytest.raises(InputError, match="threads"):
         render_text(text, threads=0)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=_TEXT,
+    cuts=st.lists(st.integers(0, 400), max_size=6),
+    collapse=st.booleans(),
+    chunk=st.integers(1, 9),
+)
+def test_a_feed_in_pieces_lays_out_as_the_whole_text(text, cuts, collapse, chunk):
+    """A TextFeed cut anywhere (inside CR LF, inside a line) gives the pages of the str."""
+    from glyphfold.render.layout import TextFeed
+
+    cfg = LayoutConfig(cols=12, rows=3, reflow=True, collapse=collapse)
+    bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    feed = TextFeed(iter(pieces), size_hint=len(text))
+    lay = Layout(feed, cfg, with_src=True, kernels=False, chunk_chars=chunk)
+    got = [(p.grid[: p.n_rows].tolist(), p.row_start.tolist(), p.span) for p in lay.pages()]
+    whole = Layout(text, cfg, with_src=True, kernels=False)
+    want = [(p.grid[: p.n_rows].tolist(), p.row_start.tolist(), p.span) for p in whole.pages()]
+    assert got == want and lay.dropped == whole.dropped
+
+
+def test_cli_streams_a_large_file(tmp_path, monkeypatch, capsys):
+    """Over STREAM_BYTES the CLI renders from the file block by block: the same pages."""
+    from glyphfold.cli import main
+    from glyphfold.commands import render as cmd
+
+    monkeypatch.setattr(cmd, "STREAM_BYTES", 1000)
+    monkeypatch.setattr(cmd, "_BLOCK", 777)
+    text = "\ufeff" + "a streamed line,\r\nwith 国语 ✓ and\ttabs\n" * 400
+    src = tmp_path / "in.txt"
+    src.write_text(text, encoding="utf-8", newline="")
+    assert main(["render", str(src), "--out", str(tmp_path / "o"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    want = render_text(text.removeprefix("\ufeff"))
+    assert out["pages"] == len(want.pages) and out["chars"] == want.chars
+    for k, p in enumerate(want.pages, 1):
+        assert (tmp_path / "o" / f"page-{k:04d}.png").read_bytes() == p.png
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"x" * 5000 + b"\xff\xfe" + b"y" * 100)
+    assert main(["render", str(bad), "--out", str(tmp_path / "o2")]) == 2
+    assert "byte offset 5,000" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists() or not list((tmp_path / "o2").iterdir())
