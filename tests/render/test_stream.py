@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import tracemalloc
 
@@ -155,7 +156,7 @@ def test_a_feed_in_pieces_lays_out_as_the_whole_text(text, cuts, collapse, chunk
 
     cfg = LayoutConfig(cols=12, rows=3, reflow=True, collapse=collapse)
     bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
-    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
     feed = TextFeed(iter(pieces), size_hint=len(text))
     lay = Layout(feed, cfg, with_src=True, kernels=False, chunk_chars=chunk)
     got = [(p.grid[: p.n_rows].tolist(), p.row_start.tolist(), p.span) for p in lay.pages()]
