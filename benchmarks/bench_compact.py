@@ -6,7 +6,7 @@ and peak RSS from ``getrusage``) of one tree: this checkout and, with
 ``--baseline``, another glyphfold source tree (e.g. ``git archive <commit> | tar -x``)
 run in the same interleaved rounds, so ratios survive a loaded machine.
 
-Synthetic history: ``n`` messages of about 1,000 chars each (a user request, then
+Synthetic history (a warm process: ``warm_up`` and one small compact first): ``n`` messages of about 1,000 chars each (a user request, then
 assistant text + one tool call, tool result, ...), Anthropic format. Each process
 warms up (kernels, fonts) on a small compact, then times ``compact(h, budget=16000)``
 and renders the text its snapshot pages show, to compare the compaction with the
@@ -63,7 +63,8 @@ import glyphfold
 from glyphfold.render.api import render_text
 n, budget = int(sys.argv[1]), int(sys.argv[2])
 h = synth(n)
-glyphfold.compact(synth(60), budget=3000)  # warm: kernels, fonts, atlas
+glyphfold.warm_up()  # a harness's start-up: kernels, fonts, atlas
+glyphfold.compact(synth(60), budget=3000)
 t0 = time.process_time()
 r = glyphfold.compact(h, budget=budget)
 t_compact = time.process_time() - t0
