@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glyphfold.commands._args import add_json
-from glyphfold.commands._history_io import read_input_bytes
+from glyphfold.commands._input_bytes import read_input_bytes
 from glyphfold.errors import InputError
 
 if TYPE_CHECKING:

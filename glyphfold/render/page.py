@@ -301,6 +301,7 @@ def render_pages(
     deflate release the GIL, so the pages of a long text use every core. At most
     two pages per thread are in flight (memory stays bounded by pages, not text).
     """
+
     def new_writer() -> PageWriter:
         return PageWriter(
             setup,
