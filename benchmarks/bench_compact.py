@@ -6,8 +6,9 @@ and peak RSS from ``getrusage``) of one tree: this checkout and, with
 ``--baseline``, another glyphfold source tree (e.g. ``git archive <commit> | tar -x``)
 run in the same interleaved rounds, so ratios survive a loaded machine.
 
-Synthetic history (a warm process: ``warm_up`` and one small compact first): ``n`` messages of about 1,000 chars each (a user request, then
-assistant text + one tool call, tool result, ...), Anthropic format. Each process
+Synthetic history: ``n`` messages of about 1,000 chars each (a user request, then
+assistant text + one tool call, tool result, ...), Anthropic format; a warm process
+(``warm_up`` and one small compact first). Each process
 warms up (kernels, fonts) on a small compact, then times ``compact(h, budget=16000)``
 and renders the text its snapshot pages show, to compare the compaction with the
 render of what it produces. ``--real DIR`` compacts every session there at half
