@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glyphfold.errors import InputError
-from glyphfold.render.api import RenderOptions, iter_pages, plan_text, render_text
+from glyphfold.render.api import iter_pages, plan_text, render_text
 from glyphfold.render.layout import Layout, LayoutConfig, chunk_end
+from glyphfold.render.options import RenderOptions
 
 _PIECES = st.sampled_from(
     [
