@@ -178,7 +178,7 @@ def test_cli_streams_a_large_file(tmp_path, monkeypatch, capsys):
     src.write_text(text, encoding="utf-8", newline="")
     assert main(["render", str(src), "--out", str(tmp_path / "o"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    want = render_text(text.removeprefix("\ufeff"))
+    want = render_text(text.removeprefix("\ufeff"), reflow=True)  # the CLI default
     assert out["pages"] == len(want.pages) and out["chars"] == want.chars
     for k, p in enumerate(want.pages, 1):
         assert (tmp_path / "o" / f"page-{k:04d}.png").read_bytes() == p.png
