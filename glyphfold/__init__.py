@@ -93,7 +93,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     from glyphfold.compaction.ladder.provider import provider_messages
     from glyphfold.compaction.ladder.registry import LadderConfig
     from glyphfold.compaction.ladder.result import CompactionResult
-    from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+    from glyphfold.compaction.ladder.rungs.elide import ElideConfig
     from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
     from glyphfold.compaction.ladder.rungs.strip_images import StripConfig
     from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
@@ -162,7 +162,7 @@ _LAZY: dict[str, str] = {
     "shake": "glyphfold.compaction.ladder.api",
     "CompactionResult": "glyphfold.compaction.ladder.result",
     "LadderConfig": "glyphfold.compaction.ladder.registry",
-    "ElideConfig": "glyphfold.compaction.ladder.rungs.notable",
+    "ElideConfig": "glyphfold.compaction.ladder.rungs.elide",
     "StripConfig": "glyphfold.compaction.ladder.rungs.strip_images",
     "SnapshotConfig": "glyphfold.compaction.ladder.rungs.snapshot",
     "SummaryConfig": "glyphfold.compaction.ladder.rungs.summary",

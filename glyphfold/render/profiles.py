@@ -79,7 +79,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from glyphfold.checks import check_int
 from glyphfold.errors import UnknownProfileError
@@ -94,6 +94,7 @@ __all__ = [
     "PatchPricing",
     "Pricing",
     "Profile",
+    "ProfileArg",
     "QwenPricing",
     "TilePricing",
     "cost",
@@ -651,6 +652,10 @@ DEFAULT_PROFILE = "anthropic"
 # 1,120-token image price is also the higher of the two Gemini prices for a default
 # page (Gemini 2.x tiles bill 1,032), so an unqualified "gemini" never underprices.
 ALIASES: dict[str, str] = {"gemini": "gemini-3"}
+
+
+# what every ``profile=`` parameter takes: a registered name or a Profile object
+ProfileArg: TypeAlias = str | Profile
 
 
 def profile_names() -> list[str]:

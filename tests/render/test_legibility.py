@@ -324,13 +324,9 @@ def test_whole_page_of_generated_ids_reads_back(rapid_native):
     assert rate >= target.min_id_rate, [(r.engine, r.ids, r.confusions[:6]) for r in results]
 
 
-# (shape, part) -> why it misses its target today, measured on whole pages (the report
-# in benchmarks/README.md has the numbers); strict: a part that starts passing fails here
-KNOWN_MISSES: dict[tuple[str, str], str] = {
-    ("dense", "chinese"): "22% (rapidocr): 8-px ideographs in 10-px rows; the detector finds "
-    "the lines since wide glyphs leave paper between rows (83% before), the recogniser "
-    "misreads about a fifth of the characters",
-}
+# (shape, part) -> why it misses its target today: one table, the library's (the CLI exits 0
+# on these alone); strict: a part that starts passing fails here
+KNOWN_MISSES = L.KNOWN_MISSES
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from glyphfold.compaction.history.images import parse_data_url
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
     Block,
     Image,
@@ -247,7 +248,7 @@ def parse_messages(entries: Sequence[Any]) -> tuple[Message, ...]:
 
 def _standalone(item: Mapping[str, Any]) -> bool:
     # glyphfold's own messages (snapshot acknowledgements, bridges) stay one message each
-    return "x_glyphfold" in item
+    return X_KEY in item
 
 
 # --------------------------------------------------------------------------- serialising
@@ -486,7 +487,7 @@ def serialise_messages(messages: Sequence[Message]) -> list[Any]:
 
 _ITEM_KEYS = frozenset(
     {"type", "id", "status", "role", "content", "call_id", "name", "arguments", "input"}
-    | {"output", "error", "x_glyphfold"}
+    | {"output", "error", X_KEY}
 )
 _PART_KEYS = frozenset({"type", "text", "image_url"})
 
