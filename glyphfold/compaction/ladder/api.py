@@ -84,7 +84,7 @@ def _ladder_run(
     min_saving_tokens: int | None = None,
 ) -> LadderRun:
     """The one place compact, recover and shake make their run: the call's numbers and
-    the configuration's shared ones (the tail allowance, the minimum saving)."""
+    the configuration's shared ones (the tail allowance, the minimum saving, frozen blocks)."""
     return LadderRun(
         rungs=tuple(built),
         target=target,
@@ -100,6 +100,7 @@ def _ladder_run(
         image_policy=image_policy,
         tail_tokens=cfg.tail_tokens,
         min_saving_tokens=cfg.min_saving_tokens if min_saving_tokens is None else min_saving_tokens,
+        freeze_blocks=cfg.freeze_blocks,
     )
 
 
