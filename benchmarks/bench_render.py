@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glyphfold.render.api import render_text, resolve_setup
+from glyphfold.render.api import render_text
+from glyphfold.render.config import resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, encode_png
 from glyphfold.render.layout import Layout
 from glyphfold.render.page import PageWriter, prepare

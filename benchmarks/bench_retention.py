@@ -309,8 +309,7 @@ def elision_table(sessions: list[tuple[str, Any]]) -> None:
     from glyphfold.compaction.ladder.api import shake
     from glyphfold.compaction.ladder.registry import LadderConfig
     from glyphfold.compaction.ladder.rungs.common import result_text
-    from glyphfold.compaction.ladder.rungs.elide import elision_reasons
-    from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+    from glyphfold.compaction.ladder.rungs.elide import ElideConfig, elision_reasons
 
     qual: Counter[str] = Counter()
     qchars: Counter[str] = Counter()

@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
         BudgetConfig,
         check_fits,
         effective_context_budget,
+        recovery_target,
     )
     from glyphfold.compaction.history.convert import convert_history
     from glyphfold.compaction.history.counters import (
@@ -79,15 +80,20 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
         trim_to_recent_turn_count,
         trim_to_recent_turns,
     )
-    from glyphfold.compaction.history.turns import bound_tool_result, segment_turns, sweep_orphans
+    from glyphfold.compaction.history.turns import (
+        bound_tool_result,
+        repair_orphans,
+        segment_turns,
+        sweep_orphans,
+    )
     from glyphfold.compaction.history.validate import validate_history
     from glyphfold.compaction.ladder.aio import acompact, arecover, ashake
-    from glyphfold.compaction.ladder.api import compact, recover, shake
+    from glyphfold.compaction.ladder.api import compact, floor_tokens, recover, shake
     from glyphfold.compaction.ladder.compactor import Compactor, Fitted, needs_compaction
     from glyphfold.compaction.ladder.provider import provider_messages
     from glyphfold.compaction.ladder.registry import LadderConfig
     from glyphfold.compaction.ladder.result import CompactionResult
-    from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+    from glyphfold.compaction.ladder.rungs.elide import ElideConfig
     from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
     from glyphfold.compaction.ladder.rungs.strip_images import StripConfig
     from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
@@ -113,6 +119,7 @@ _LAZY: dict[str, str] = {
     "to_wire": "glyphfold.compaction.history.messages",
     "segment_turns": "glyphfold.compaction.history.turns",
     "sweep_orphans": "glyphfold.compaction.history.turns",
+    "repair_orphans": "glyphfold.compaction.history.turns",
     "validate_history": "glyphfold.compaction.history.validate",
     "HistoryTrimmed": "glyphfold.compaction.history.events",
     "OrphansSwept": "glyphfold.compaction.history.events",
@@ -133,6 +140,7 @@ _LAZY: dict[str, str] = {
     "effective_context_budget": "glyphfold.compaction.history.budget",
     "BudgetConfig": "glyphfold.compaction.history.budget",
     "check_fits": "glyphfold.compaction.history.budget",
+    "recovery_target": "glyphfold.compaction.history.budget",
     "trim_history": "glyphfold.compaction.history.trim",
     "trim_to_recent_turns": "glyphfold.compaction.history.trim",
     "trim_to_recent_turn_count": "glyphfold.compaction.history.trim",
@@ -150,10 +158,11 @@ _LAZY: dict[str, str] = {
     "Fitted": "glyphfold.compaction.ladder.compactor",
     "needs_compaction": "glyphfold.compaction.ladder.compactor",
     "recover": "glyphfold.compaction.ladder.api",
+    "floor_tokens": "glyphfold.compaction.ladder.api",
     "shake": "glyphfold.compaction.ladder.api",
     "CompactionResult": "glyphfold.compaction.ladder.result",
     "LadderConfig": "glyphfold.compaction.ladder.registry",
-    "ElideConfig": "glyphfold.compaction.ladder.rungs.notable",
+    "ElideConfig": "glyphfold.compaction.ladder.rungs.elide",
     "StripConfig": "glyphfold.compaction.ladder.rungs.strip_images",
     "SnapshotConfig": "glyphfold.compaction.ladder.rungs.snapshot",
     "SummaryConfig": "glyphfold.compaction.ladder.rungs.summary",
@@ -244,6 +253,7 @@ __all__ = [
     "detect_format",
     "effective_context_budget",
     "estimate_history_tokens",
+    "floor_tokens",
     "get_profile",
     "get_shape",
     "is_context_overflow_error",
@@ -254,7 +264,9 @@ __all__ = [
     "provider_messages",
     "recover",
     "recover_from_overflow",
+    "recovery_target",
     "render_text",
+    "repair_orphans",
     "segment_turns",
     "shake",
     "shape_names",

@@ -104,9 +104,42 @@ def naive_layout(
     reflow: bool = False,
     continuation: int = 0x21AA,
     newline: int = 0x258C,
+    word_wrap: bool = True,
+    join: int = 0x2590,
 ) -> tuple[list[dict], dict[str, int]]:
-    """Return (pages, dropped); each page has grid, src, row_start, span."""
+    """Return (pages, dropped); each page has grid, src, row_start, span.
+
+    Word wrap, as ``glyphfold.render.layout`` states it: the visible tokens are
+    cut into words (``words``: each visible token's word number and the length
+    of its word); a word that starts within the window before the row end and
+    does not fit moves whole when a row holds it; a word split at the row end
+    leaves the join mark in the row's last cell.
+    """
     dropped = dict.fromkeys(RULES, 0)
+    window = min(32, cols // 4) if word_wrap else 0
+    toks = tokenize(text)
+    visible = [i for i, t in enumerate(toks) if t.kind != "drop"]
+
+    def kind(t: Token) -> str:  # "tok" (inside a word), "end" (closes a word), "brk"
+        if t.kind != "glyph" or t.width != 1 or t.code == 0x20:
+            return "brk"
+        return "end" if chr(t.code) in ",;)]}" else "tok"
+
+    # words: a maximal run of visible tokens where each one after the first follows a "tok"
+    word_of: dict[int, int] = {}
+    word_len: list[int] = []
+    prev = "brk"
+    for i in visible:
+        k = kind(toks[i])
+        if k != "brk" and prev == "tok":
+            word_len[-1] += 1
+        else:
+            word_len.append(1)
+        word_of[i] = len(word_len) - 1
+        prev = k
+    first_of_word = {}
+    for i in visible:
+        first_of_word.setdefault(word_of[i], i)
     done: list[Row] = []
     cur: Row | None = None
     cont = False
@@ -133,14 +166,32 @@ def naive_layout(
             pending = None
         return cur
 
-    for tok in tokenize(text):
+    fresh = cols - (0 if reflow else 1)
+    for ti, tok in enumerate(toks):
         if tok.kind == "drop":
             dropped[tok.rule] += tok.length
             if cur is None and pending is None:
                 pending = tok.pos
             continue
         row = ensure_open(tok.pos)
-        if tok.kind == "glyph":
+        if tok.kind == "glyph" and tok.width == 1 and window:
+            w = word_of[ti]
+            used = len(row.cells)
+            lead = 1 if row.cells and row.cells[0] == (continuation, -1) else 0
+            starts_word = first_of_word[w] == ti and kind(tok) != "brk"
+            # the rest of this token's word, this token included
+            rest = sum(1 for i in visible if i >= ti and word_of[i] == w)
+            moves = starts_word and used > lead and cols - used <= window
+            if (moves and cols - used < rest <= fresh) or used + 1 > cols:
+                close(row, wrapped=True)
+                cur = row = open_row(tok.pos)
+            elif used + 1 == cols and kind(tok) == "tok" and rest > 1:
+                if not starts_word:
+                    row.cells.append((join, -1))
+                close(row, wrapped=True)
+                cur = row = open_row(tok.pos)
+            row.cells.append((tok.code, tok.pos))
+        elif tok.kind == "glyph":
             if len(row.cells) + tok.width > cols:
                 close(row, wrapped=True)
                 cur = row = open_row(tok.pos)

@@ -44,6 +44,20 @@ RULES = {
         ("glyphfold.compaction", "glyphfold.commands", "glyphfold.serve"),
     ),
     "glyphfold/fonts": ("glyphfold.fonts", ("glyphfold.compaction", "glyphfold.render.api")),
+    # the legibility measurements use the public ladder (compact, transcript_of, the
+    # transcript's plain_text), never a rung's or the loop's internals
+    "glyphfold/legibility": (
+        "glyphfold.legibility",
+        (
+            "glyphfold.compaction.ladder.rungs",
+            "glyphfold.compaction.ladder.loop",
+            "glyphfold.compaction.store",
+            "glyphfold.commands",
+            "glyphfold.serve",
+            "glyphfold.integrations",
+            "glyphfold.render._kernels",
+        ),
+    ),
 }
 
 

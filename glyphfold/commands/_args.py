@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from typing import Any
 
 
 def _int(text: str) -> int:
@@ -59,3 +61,35 @@ def check_profile(name: str):
     from glyphfold.render.profiles import get_profile
 
     return get_profile(name)
+
+
+class LazyHelp(str):
+    """An option's help text made when the help is shown, not when the parser is built.
+
+    ``--rungs`` lists the rung registry: importing it (every rung, the renderer) for each
+    command line would cost more than the command; argparse formats a help text with
+    ``help % params`` only when it prints it.
+    """
+
+    _make: Callable[[], str]
+
+    def __new__(cls, make: Callable[[], str]) -> LazyHelp:
+        obj = super().__new__(cls, "(listed when shown)")
+        obj._make = make
+        return obj
+
+    def __mod__(self, params: Any) -> str:
+        return self._make() % params
+
+
+def rungs_help() -> str:
+    """The ``--rungs`` help: the registry's rungs in ladder order, and which call a model."""
+    from glyphfold.compaction.ladder.registry import model_free_rungs, registered_rungs
+
+    names = registered_rungs()
+    free = set(model_free_rungs())
+    with_model = [n for n in names if n not in free]
+    text = f"comma-separated rungs in order (default: {','.join(names)}"
+    if with_model:
+        text += f"; {', '.join(with_model)} only with --summarizer"
+    return text + ")"

@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the comparison and print the table; return 0."""
     from glyphfold.fonts.raster import FontFace
     from glyphfold.fonts.resolve import find_system_font
-    from glyphfold.render.api import render_text, resolve_setup
+    from glyphfold.render.api import render_text
+    from glyphfold.render.config import resolve_setup
     from glyphfold.render.encode import DEFAULT_LEVEL
     from glyphfold.render.page import PageWriter, prepare
     from glyphfold.samples.mixed_text import mixed_transcript

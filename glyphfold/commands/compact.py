@@ -6,7 +6,14 @@ import argparse
 import sys
 from typing import Any
 
-from glyphfold.commands._args import add_json, non_negative_int, positive_int, ratio
+from glyphfold.commands._args import (
+    LazyHelp,
+    add_json,
+    non_negative_int,
+    positive_int,
+    ratio,
+    rungs_help,
+)
 
 HELP = "compact a chat history under a token budget (elide, strip, snapshot, summary, trim)"
 DESCRIPTION = """\
@@ -57,8 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rungs",
         metavar="LIST",
-        help="comma-separated rungs in order (default: elide,strip,snapshot,"
-        "summary,trim; summary only with --summarizer)",
+        help=LazyHelp(rungs_help),
     )
     parser.add_argument(
         "--summarizer",
@@ -123,9 +129,9 @@ def resolve_budget(args: argparse.Namespace) -> tuple[int, str]:
 
 
 def _rung_names() -> list[str]:
-    from glyphfold.compaction.ladder.registry import RUNGS
+    from glyphfold.compaction.ladder.registry import registered_rungs
 
-    return list(RUNGS)
+    return list(registered_rungs())
 
 
 def _check_rungs(args: argparse.Namespace) -> None:
@@ -140,10 +146,14 @@ def _check_rungs(args: argparse.Namespace) -> None:
     if unknown or not names:
         msg = f"--rungs {args.rungs}: unknown rung(s) {', '.join(unknown) or '(none given)'}"
         raise InputError(f"{msg}; choose from {','.join(valid)}")
-    if "summary" in names and not args.summarizer:
+    from glyphfold.compaction.ladder.registry import model_free_rungs
+
+    with_model = [r for r in names if r not in model_free_rungs()]
+    if with_model and not args.summarizer:
+        rung = ",".join(with_model)
         msg = (
-            "--rungs summary needs --summarizer anthropic|openai (the model that writes the "
-            "summary; its key from the environment), or drop summary from --rungs"
+            f"--rungs {rung} needs --summarizer anthropic|openai (the model that writes the "
+            f"summary; its key from the environment), or drop {rung} from --rungs"
         )
         raise InputError(msg)
 

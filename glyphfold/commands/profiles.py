@@ -28,7 +28,7 @@ def _full_page(p) -> tuple[int, int] | None:
     """Width and height of a full page with the profile's default shape, as rendered."""
     if not p.vision:
         return None
-    from glyphfold.render.api import page_size, resolve_setup
+    from glyphfold.render.config import page_size, resolve_setup
 
     setup = resolve_setup(profile=p)
     return page_size(setup, setup.config.rows)

@@ -45,11 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _rendered_page(shape, prof, box: tuple[int, int]) -> tuple[int, int, int, int]:
     """Columns, rows, width and height of a full page as render_text draws it in ``box``.
 
-    The render's own geometry (margins, whole rows of cells: ``api.page_size``), so the
+    The render's own geometry (margins, whole rows of cells: ``render.config.page_size``), so the
     table prints what the pages written hold and cost.
     """
     from glyphfold.errors import LayoutError
-    from glyphfold.render.api import page_size, resolve_setup
+    from glyphfold.render.config import page_size, resolve_setup
 
     try:
         setup = resolve_setup(profile=prof, shape=shape, page=box)
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     shapes = [get_shape(name) for name in args.shape] if args.shape else list(SHAPES.values())
     page = None
     if args.page is not None:
-        from glyphfold.render.api import parse_size
+        from glyphfold.render.config import parse_size
 
         page = parse_size(args.page, what="page")
     rows = shape_rows(shapes, profiles, page=page)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.errors import ContextOverflowError, InputError
 
 # budgets tried, as fractions of the history's size: the tightest one that the snapshot
@@ -37,14 +38,9 @@ BUDGET_FRACTIONS = (0.8, 0.6, 0.45, 0.33, 0.25)
 
 def transcript_of(history: Any) -> str:
     """Return the transcript the snapshot rung would image for the whole of ``history``."""
-    from glyphfold.compaction.history.messages import to_canonical
-    from glyphfold.compaction.ladder.rungs.common import tool_names
-    from glyphfold.compaction.ladder.rungs.snapshot.source import serialise
-    from glyphfold.compaction.ladder.transcript import TranscriptConfig
+    from glyphfold.compaction.ladder.api import transcript_of as ladder_transcript
 
-    h = to_canonical(history)
-    text, _ = serialise(list(enumerate(h.messages)), tool_names(h), TranscriptConfig())
-    return text
+    return ladder_transcript(history)
 
 
 def load_histories(paths: Iterable[Path]) -> list[tuple[str, Any]]:
@@ -122,7 +118,7 @@ def _wire_list(messages: Any) -> list[Any]:
 
 
 def _meta(m: Any) -> dict[str, Any]:
-    return m.get("x_glyphfold", {}) if isinstance(m, dict) else {}
+    return m.get(X_KEY, {}) if isinstance(m, dict) else {}
 
 
 @dataclass(frozen=True)

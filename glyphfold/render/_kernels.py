@@ -25,15 +25,19 @@ from glyphfold.render.codes import (
     R_EMOJI,
     S_CONT,
     S_POS,
+    U_BREAK,
+    U_TOKEN,
     WIDE_CONT,
     ansi_len,
     drop_rule,
+    unit,
 )
 
 # The shared rules, written once in ``codes`` (plain Python for the numpy path) and
 # compiled here; the cache locator of ``_jit`` stamps kernels with both files.
 _ansi_len = kernel(ansi_len)
 _drop_rule = kernel(drop_rule)
+_unit = kernel(unit)
 
 
 @kernel
@@ -47,6 +51,8 @@ def layout_page(
     reflow,
     cont_code,
     nl_code,
+    join_code,
+    window,
     state,
     grid,
     src,
@@ -60,7 +66,12 @@ def layout_page(
     receives the source offset of each cell (-1 for padding and marks) when it has
     rows, else is ignored. ``row_start[r]`` gets the source offset at which row
     ``r`` begins. ``counts`` accumulates dropped-by-rule characters. ``state`` is
-    updated in place so the next call continues. Returns the number of rows used,
+    updated in place so the next call continues.
+
+    Word wrap (``window`` > 0, see ``glyphfold.render.layout``): a token that
+    starts at most ``window`` cells before the row end and does not fit there moves
+    whole to the next row when a row can hold it; a token that must be split ends
+    its row with ``join_code``. Returns the number of rows used,
     or ``-1 - offset`` for a code point whose class was never filled in.
     """
     n = cps.shape[0]
@@ -70,6 +81,8 @@ def layout_page(
     pos = state[S_POS]
     cont = state[S_CONT]
     wrap_cont = 0 if reflow else 1
+    prev_tok = False  # the last unit placed on this row is inside a token (U_TOKEN)
+    lead = 0  # cells the row opened with (the continuation mark)
     # padding everywhere first: rows end wherever their last cell was written
     grid[:, :] = BLANK
     if want_src:
@@ -87,31 +100,65 @@ def layout_page(
                 break
             row_start[r] = start
             row_open = True
+            prev_tok = False
             c = 0
+            lead = 0
             if cont:
                 grid[r, 0] = cont_code
                 c = 1
+                lead = 1
                 cont = 0
         if pos >= n:
             break
         cp = cps[pos]
         k = cls[cp]
-        if k == C_NARROW or k == C_WIDE:  # noqa: SIM109 - plain compares stay cheap in numba
-            w = 1 if k == C_NARROW else 2
-            if c + w > cols:
+        if k == C_NARROW:
+            u = _unit(k, cp)
+            if window > 0 and u != U_BREAK and not prev_tok and c > lead and cols - c <= window:
+                # a token starts near the row end: move it whole if a row can hold it
+                fresh = cols - wrap_cont
+                need = _token_width(cps, cls, pos, n, fresh)
+                if cols - c < need <= fresh:
+                    r += 1
+                    row_open = False
+                    cont = wrap_cont
+                    continue
+            if c + 1 > cols:
+                r += 1
+                row_open = False
+                cont = wrap_cont
+                continue
+            if window > 0 and u == U_TOKEN and c + 1 == cols:
+                nxt = _next_visible(cps, cls, pos + 1, n)
+                if nxt < n and _unit(cls[cps[nxt]], cps[nxt]) != U_BREAK:
+                    # the token goes on past the row end: the last cell says so (a token
+                    # that would start in the last cell just starts the next row)
+                    if prev_tok:
+                        grid[r, c] = join_code
+                    r += 1
+                    row_open = False
+                    cont = wrap_cont
+                    continue
+            grid[r, c] = cp
+            if want_src:
+                src[r, c] = pos
+            c += 1
+            pos += 1
+            prev_tok = u == U_TOKEN
+        elif k == C_WIDE:
+            if c + 2 > cols:
                 r += 1
                 row_open = False
                 cont = wrap_cont
                 continue
             grid[r, c] = cp
+            grid[r, c + 1] = WIDE_CONT
             if want_src:
                 src[r, c] = pos
-            if w == 2:
-                grid[r, c + 1] = WIDE_CONT
-                if want_src:
-                    src[r, c + 1] = pos
-            c += w
+                src[r, c + 1] = pos
+            c += 2
             pos += 1
+            prev_tok = False
         elif k == C_LF or k == C_CR:  # noqa: SIM109
             step = 1
             if k == C_CR and pos + 1 < n and cps[pos + 1] == 0x0A:
@@ -126,6 +173,7 @@ def layout_page(
                     src[r, c] = pos
                 c += 1
                 pos += step
+                prev_tok = False
             else:
                 pos += step
                 r += 1
@@ -143,6 +191,7 @@ def layout_page(
                 src[r, c:stop] = pos
             c = stop
             pos += 1
+            prev_tok = False
         elif k == C_FOLD:
             lo = 0
             hi = fold_keys.shape[0] - 1
@@ -174,6 +223,7 @@ def layout_page(
                     src[r, c] = pos
                 c += 1
             pos += 1
+            prev_tok = False
         else:
             nxt = skip_dropped(cps, cls, pos, n, counts)
             if nxt == pos:  # a class no rule knows: the caller's table is incomplete
@@ -203,6 +253,38 @@ def skip_dropped(cps, cls, pos, n, counts):
         counts[rule] += m
         pos += m
     return pos
+
+
+@kernel
+def _next_visible(cps, cls, pos, n):
+    """Offset of the first character from ``pos`` that is not dropped by rule (or ``n``)."""
+    while pos < n:
+        rule = _drop_rule(cls[cps[pos]])
+        if rule < 0:
+            return pos
+        pos += _ansi_len(cps, pos, n) if rule == R_ANSI else 1
+    return n
+
+
+@kernel
+def _token_width(cps, cls, pos, n, limit):
+    """Cells of the token that starts at ``pos`` (a narrow, non-break unit), at most ``limit + 1``.
+
+    A token is a run of ``U_TOKEN`` characters and the ``U_END`` one that closes it;
+    characters dropped by rule inside it take no cell.
+    """
+    w = 1
+    u = _unit(cls[cps[pos]], cps[pos])
+    i = pos
+    while u == U_TOKEN and w <= limit:
+        i = _next_visible(cps, cls, i + 1, n)
+        if i >= n:
+            break
+        u = _unit(cls[cps[i]], cps[i])
+        if u == U_BREAK:
+            break
+        w += 1
+    return w
 
 
 @kernel
@@ -483,3 +565,85 @@ def pack_rows_2bit_u64(page64, height, out):
             hi = v >> np.uint64(32)
             dst[1 + 2 * b] = ((lo * _GATHER2) >> np.uint64(24)) & np.uint64(0xFF)
             dst[2 + 2 * b] = ((hi * _GATHER2) >> np.uint64(24)) & np.uint64(0xFF)
+
+
+@kernel
+def _is_break(cp):
+    return cp == 0x0A or cp == 0x0D or cp == 0x85 or cp == 0x2028 or cp == 0x2029
+
+
+@kernel
+def collapse_whitespace(cps, reflow, tab_size, out, orig):
+    """Fold whitespace of ``cps`` in one pass (``glyphfold.render.collapse`` has the rules).
+
+    ``out`` receives the folded code points and ``orig`` the source offset of each
+    (then ``n`` after the last); both must hold the folded text, which indentation
+    of tabs can make longer than the source (see ``collapse.folded_bound``). Returns
+    (folded length, source characters copied as they are).
+    """
+    n = cps.shape[0]
+    m = 0
+    copied = 0
+    seen = False
+    blank_a = -1  # the break of the first blank line of a run
+    blank_b = -1
+    a = 0
+    while a < n:
+        j = a
+        while j < n and not _is_break(cps[j]):
+            j += 1
+        k = j
+        if j < n:
+            k = j + 2 if cps[j] == 0x0D and j + 1 < n and cps[j + 1] == 0x0A else j + 1
+        end = j
+        while end > a and (cps[end - 1] == 0x20 or cps[end - 1] == 0x09):
+            end -= 1
+        if end == a:  # a blank line
+            if seen and blank_a < 0:
+                blank_a = j
+                blank_b = k
+            a = k
+            continue
+        if blank_a >= 0 and not reflow:
+            for x in range(blank_a, blank_b):
+                out[m] = cps[x]
+                orig[m] = x
+                m += 1
+            copied += blank_b - blank_a
+        blank_a = -1
+        x = a
+        col = 0
+        while x < end and (cps[x] == 0x20 or cps[x] == 0x09):
+            col = (col // tab_size + 1) * tab_size if cps[x] == 0x09 else col + 1
+            x += 1
+        for _ in range((col + 1) // 2):
+            out[m] = 0x20
+            orig[m] = a
+            m += 1
+        while x < end:
+            cp = cps[x]
+            if cp == 0x20 or cp == 0x09:
+                y = x + 1
+                while y < end and (cps[y] == 0x20 or cps[y] == 0x09):
+                    y += 1
+                out[m] = 0x20
+                orig[m] = x
+                m += 1
+                if y == x + 1 and cp == 0x20:
+                    copied += 1  # a lone space is itself
+                x = y
+            else:
+                out[m] = cp
+                orig[m] = x
+                m += 1
+                copied += 1
+                x += 1
+        for x in range(j, k):
+            out[m] = cps[x]
+            orig[m] = x
+            m += 1
+        copied += k - j
+        seen = True
+        a = k
+    orig[m] = n
+    return m, copied

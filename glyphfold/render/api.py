@@ -13,29 +13,17 @@ import numpy as np
 from glyphfold.errors import InputError
 from glyphfold.fonts.resolve import install_hint, pip_hint
 from glyphfold.render import backend
-from glyphfold.render.config import Setup, page_size, parse_size, resolve_setup
+from glyphfold.render.config import page_size, resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, row_bytes
 from glyphfold.render.ink import InkSpans, ink_levels
 from glyphfold.render.layout import Layout, to_codepoints
-from glyphfold.render.page import Page, atlas_for, prepare, render_pages
+from glyphfold.render.page import Page, prepare, render_pages
 
 if TYPE_CHECKING:
     from glyphfold.render.profiles import Profile
     from glyphfold.render.shapes import Shape
 
-__all__ = [
-    "Page",
-    "RenderResult",
-    "Setup",
-    "TextPlan",
-    "atlas_for",
-    "describe",
-    "page_size",
-    "parse_size",
-    "plan_text",
-    "render_text",
-    "resolve_setup",
-]
+__all__ = ["RenderResult", "TextPlan", "describe", "plan_text", "render_text"]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
-from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
+from glyphfold.fonts.pixel import (
+    CONTINUATION_CODEPOINT,
+    JOIN_CODEPOINT,
+    NEWLINE_CODEPOINT,
+    REVERSE_VIDEO_OFFSET,
+    REVERSE_VIDEO_RANGE,
+    bundled_fonts,
+)
 from glyphfold.fonts.raster import Rasterizer
 from glyphfold.render import codes as K
 from glyphfold.render import vector
@@ -36,11 +43,15 @@ def mark_stand_in(codepoint: int, cell_w: int, cell_h: int) -> np.ndarray | None
     """Ink of the layout marks for a font chain that has no glyph for them, else None.
 
     The newline mark (U+258C) is the left half of the cell; the continuation mark
-    (U+21AA) a hook arrow: a short stroke down the left, then right to a head.
+    (U+21AA) a hook arrow: a short stroke down the left, then right to a head; the
+    join mark (U+2590) the right half of the cell.
     """
     ink = np.zeros((cell_h, cell_w), dtype=np.uint8)
     if codepoint == NEWLINE_CODEPOINT:
         ink[:, : max(1, cell_w // 2)] = 255
+        return ink
+    if codepoint == JOIN_CODEPOINT:
+        ink[:, cell_w - max(1, cell_w // 2) :] = 255
         return ink
     if codepoint == CONTINUATION_CODEPOINT:
         mid = cell_h // 2
@@ -52,6 +63,44 @@ def mark_stand_in(codepoint: int, cell_w: int, cell_h: int) -> np.ndarray | None
             ink[min(cell_h - 1, mid + d), cell_w - 1 - d] = 255
         return ink
     return None
+
+
+def is_structural(codepoint: int) -> bool:
+    """Whether ``codepoint`` is one of the page's structural marks, not text.
+
+    The layout marks and the reverse-video role marks (U+E021-U+E07E) are drawn
+    by the bundled pixel fonts only: a font set by ``GLYPHFOLD_FONT`` has no glyph
+    for them (or, like icon fonts, an unrelated one in the Private Use Area).
+    """
+    lo, hi = REVERSE_VIDEO_RANGE
+    return codepoint in (CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT, JOIN_CODEPOINT) or (
+        REVERSE_VIDEO_OFFSET + lo <= codepoint <= REVERSE_VIDEO_OFFSET + hi
+    )
+
+
+def marks_font(chain: tuple[Path, ...], *, cell_w: int, cell_h: int) -> Path | None:
+    """The bundled pixel font that draws the structural marks for this chain and cell.
+
+    None when the chain's primary font is itself a bundled one (it draws them).
+    Otherwise the bundled font with the largest cell that fits ``cell_w`` x
+    ``cell_h`` (the smallest one when none fits), so every mark keeps its drawing
+    whatever the main font (issue 21 item 13).
+    """
+    fonts = bundled_fonts()
+    if not chain or Path(chain[0]).resolve() in {Path(p).resolve() for p in fonts.values()}:
+        return None
+    from glyphfold.render.shapes import SHAPES
+
+    cells = {s.font: (s.cell_w, s.cell_h) for s in SHAPES.values() if s.font in fonts}
+    if not cells:  # pragma: no cover - every bundled font has a shape
+        return None
+    fitting = [n for n, (w, h) in cells.items() if w <= cell_w and h <= cell_h]
+    pick = (
+        max(fitting, key=lambda n: (cells[n][1], cells[n][0]))
+        if fitting
+        else min(cells, key=lambda n: (cells[n][1], cells[n][0]))
+    )
+    return Path(fonts[pick])
 
 
 def replacement_box(cell_w: int, cell_h: int) -> np.ndarray:
@@ -75,6 +124,12 @@ class Atlas:
         self.cell_h = cell_h
         self.bits = bits
         self.raster = Rasterizer(chain, cell_w=cell_w, cell_h=cell_h, mono=bits == 1)
+        marks = marks_font(chain, cell_w=cell_w, cell_h=cell_h)
+        self.marks_raster = (
+            None
+            if marks is None
+            else Rasterizer((marks,), cell_w=cell_w, cell_h=cell_h, mono=bits == 1)
+        )
         self.table = np.full(TABLE_SIZE, -1, dtype=np.int32)
         self.cells = np.empty((256, cell_h, cell_w), dtype=np.uint8)
         self.size = 0
@@ -107,7 +162,11 @@ class Atlas:
             for cp, w in zip(codepoints, wide, strict=True):
                 if self.table[cp] >= 0:
                     continue
-                ink = self.raster.render(cp, width_cells=2 if w else 1)
+                ink = None
+                if self.marks_raster is not None and is_structural(cp):
+                    ink = self.marks_raster.render(cp, width_cells=1)
+                if ink is None:
+                    ink = self.raster.render(cp, width_cells=2 if w else 1)
                 if ink is None:
                     ink = mark_stand_in(cp, self.cell_w, self.cell_h)
                 if ink is None:

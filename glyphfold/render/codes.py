@@ -38,6 +38,28 @@ S_CONT = 1  # 1 when the next row continues a wrapped line (starts with the mark
 N_STATE = 2
 
 
+# Word wrap (glyphfold.render.layout): the unit class of a visible character.
+U_TOKEN = 0  # a narrow character inside a token (letters, digits, most punctuation)
+U_END = 1  # narrow punctuation that ends a token: a row may break after it
+U_BREAK = 2  # everything else visible: space, tab, line break, wide glyph, folded label
+# narrow punctuation after which a row may break (it ends the token before it)
+TOKEN_END = (0x2C, 0x3B, 0x29, 0x5D, 0x7D)  # , ; ) ] }
+
+
+def unit(k: int, cp: int) -> int:
+    """Unit class (``U_*``) of a visible character of class ``k`` and code point ``cp``.
+
+    Two neighbours ``a b`` (characters dropped by rule between them are invisible)
+    belong to one token, which a row break must not split without a join mark,
+    when ``a`` is ``U_TOKEN`` and ``b`` is not ``U_BREAK``.
+    """
+    if k != C_NARROW or cp == 0x20:
+        return U_BREAK
+    if cp == 0x2C or cp == 0x3B or cp == 0x29 or cp == 0x5D or cp == 0x7D:
+        return U_END
+    return U_TOKEN
+
+
 def drop_rule(k: int) -> int:
     """Counter index of the rule that drops class ``k``; -1 for classes that reach the page."""
     if k == C_ESC:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from glyphfold.checks import check_choice, check_int
 from glyphfold.errors import InputError, LayoutError
-from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, NEWLINE_CODEPOINT
+from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, JOIN_CODEPOINT, NEWLINE_CODEPOINT
 from glyphfold.fonts.resolve import fallback_chain, resolve_font
 from glyphfold.render.encode import BIT_DEPTHS
 from glyphfold.render.layout import MIN_COLS, LayoutConfig
@@ -143,6 +143,7 @@ def resolve_setup(
         continuation=cont,
         newline=nl,
         collapse=bool(collapse),
+        join=JOIN_CODEPOINT,
     )
     return Setup(
         profile=prof,

@@ -26,6 +26,16 @@ Rules (what reaches the page, and what is *dropped by rule* and counted):
   mark (``CONTINUATION_CODEPOINT``, U+21AA ↪). Reflow mode wraps without it and
   draws each line break as the newline mark (``NEWLINE_CODEPOINT``, U+258C ▌).
   A wide glyph or a folded-emoji label never splits: it moves whole to the next row.
+* Word wrap (``word_wrap``, on by default; SPEC §5.4, issue 20): rows keep tokens
+  whole. A *token* is a run of narrow characters other than the space, closed by
+  the first of ``, ; ) ] }`` (a row may break after those); spaces, tabs, line
+  breaks, wide glyphs and folded labels stand alone, and characters dropped by
+  rule are invisible to it. A token that starts at most ``break_window`` cells
+  before the row end (``min(32, cols // 4)``) and does not fit there moves whole
+  to the next row, when a row can hold it. A token that must be split (longer
+  than a row, or starting earlier) fills its row up to the last cell, which shows
+  the join mark (``JOIN_CODEPOINT``, U+2590 ▐): the token goes on at the start of
+  the next row. Breaking elsewhere costs at most ``break_window - 1`` cells of a row.
 
 Provenance: each row ``r`` of a page covers source offsets
 ``[row_start[r], row_start[r + 1])`` (the last row ends at the page's end), pages
@@ -45,13 +55,17 @@ import numpy as np
 from glyphfold.errors import LayoutError
 from glyphfold.render import backend, vector
 from glyphfold.render import codes as K
-from glyphfold.render.collapse import collapse_whitespace
+from glyphfold.render.collapse import collapse_codepoints
 from glyphfold.render.emoji import FOLD, is_decorative
 
 # Same code points as glyphfold.fonts.pixel.CONTINUATION_CODEPOINT / NEWLINE_CODEPOINT
 # (the renderer passes those; layout stays importable without the font package).
 DEFAULT_CONTINUATION = 0x21AA  # ↪
 DEFAULT_NEWLINE = 0x258C  # ▌
+DEFAULT_JOIN = 0x2590  # ▐ (glyphfold.fonts.pixel.JOIN_CODEPOINT)
+# Word wrap moves a token whole to the next row when it starts at most this many cells
+# before the row end (and a quarter of the row at most): the cells a row may leave empty.
+MAX_BREAK_WINDOW = 32
 # A row must hold the continuation mark plus the longest folded-emoji label,
 # because labels wrap whole (they never split across rows).
 MIN_COLS = 12
@@ -118,6 +132,20 @@ def _fold_arrays() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 FOLD_KEYS, FOLD_OFF, FOLD_CHARS = _fold_arrays()
 
 
+def frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (no copy): the one array type the kernels are compiled for.
+
+    numba compiles a kernel once per argument type, and a read-only array (what
+    :func:`to_codepoints` returns) is another type than a writable one: every code
+    point array reaches the kernels read-only, so a warm cache never compiles again.
+    """
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def to_codepoints(text: str) -> np.ndarray:
     """Return the code points of ``text`` as uint32 (index i is ``text[i]``)."""
     # surrogatepass keeps lone surrogates (from surrogateescape'd input) one-to-one
@@ -176,6 +204,8 @@ class LayoutConfig:
     continuation: int = DEFAULT_CONTINUATION
     newline: int = DEFAULT_NEWLINE
     collapse: bool = False  # fold whitespace first (glyphfold.render.collapse)
+    word_wrap: bool = True  # keep tokens whole across rows (module doc)
+    join: int = DEFAULT_JOIN
 
     def __post_init__(self) -> None:
         if self.cols < MIN_COLS:
@@ -187,6 +217,11 @@ class LayoutConfig:
         if not 1 <= self.tab_size <= 64:
             msg = f"tab_size must be in 1..64, got {self.tab_size}"
             raise LayoutError(msg)
+
+    @property
+    def break_window(self) -> int:
+        """Cells before the row end within which a token moves whole (0: word wrap off)."""
+        return min(MAX_BREAK_WINDOW, self.cols // 4) if self.word_wrap else 0
 
 
 @dataclass(frozen=True)
@@ -226,11 +261,9 @@ class Layout:
         self.orig: np.ndarray | None = None  # folded offset -> source offset (collapse)
         self.folded = 0
         if config.collapse:
-            text = cps.tobytes().decode("utf-32-le", "surrogatepass")
-            folded, self.orig, self.folded = collapse_whitespace(
-                text, reflow=config.reflow, tab_size=config.tab_size
+            cps, self.orig, self.folded = collapse_codepoints(
+                cps, reflow=config.reflow, tab_size=config.tab_size, kernels=self.kernels
             )
-            cps = to_codepoints(folded)
         self.cls = class_table(cps)
         # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
         if cps.shape[0] and int(cps.max()) >= 0x300:
@@ -238,7 +271,7 @@ class Layout:
             if marks.shape[0]:
                 cps = compose_marks(cps, marks)
                 self.cls = class_table(cps)
-        self.cps = cps
+        self.cps = frozen(cps)
         self._counts = np.zeros(K.N_RULES, dtype=np.int64)
 
     @property
@@ -286,6 +319,8 @@ class Layout:
                 cfg.reflow,
                 cfg.continuation,
                 cfg.newline,
+                cfg.join,
+                cfg.break_window,
                 state,
                 grid,
                 src,
@@ -327,6 +362,8 @@ def layout_text(
     with_src: bool = False,
     kernels: bool | None = None,
     collapse: bool = False,
+    word_wrap: bool = True,
+    join: int = DEFAULT_JOIN,
 ) -> tuple[list[PageLayout], dict[str, int]]:
     """Lay out ``text`` into pages; return (pages, dropped-by-rule counts).
 
@@ -341,6 +378,8 @@ def layout_text(
         continuation=continuation,
         newline=newline,
         collapse=collapse,
+        word_wrap=word_wrap,
+        join=join,
     )
     lay = Layout(to_codepoints(text), cfg, with_src=with_src, kernels=kernels)
     pages = list(lay.pages())

@@ -145,7 +145,7 @@ def prepare(setup: Setup, text: str, *, with_src: bool = False) -> tuple[Atlas, 
     atlas = atlas_for(setup)
     lay = Layout(to_codepoints(text), setup.config, with_src=with_src)
     cfg = setup.config
-    extra = (cfg.continuation, cfg.newline, *set(FOLD_CHARS.tolist()))
+    extra = (cfg.continuation, cfg.newline, cfg.join, *set(FOLD_CHARS.tolist()))
     atlas.prepare(lay.cps, lay.cls, extra)
     return atlas, lay
 

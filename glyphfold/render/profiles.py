@@ -79,12 +79,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from glyphfold.checks import check_int
 from glyphfold.errors import UnknownProfileError
 
 __all__ = [
+    "ALIASES",
     "PROFILES",
     "AreaPricing",
     "FlatPricing",
@@ -93,6 +94,7 @@ __all__ = [
     "PatchPricing",
     "Pricing",
     "Profile",
+    "ProfileArg",
     "QwenPricing",
     "TilePricing",
     "cost",
@@ -645,6 +647,16 @@ PROFILES: dict[str, Profile] = {
 
 DEFAULT_PROFILE = "anthropic"
 
+# other names a profile answers to. "gemini" is the name of the wire format and of the
+# extra (glyphfold[gemini]); it means the current Gemini family, Gemini 3, whose flat
+# 1,120-token image price is also the higher of the two Gemini prices for a default
+# page (Gemini 2.x tiles bill 1,032), so an unqualified "gemini" never underprices.
+ALIASES: dict[str, str] = {"gemini": "gemini-3"}
+
+
+# what every ``profile=`` parameter takes: a registered name or a Profile object
+ProfileArg: TypeAlias = str | Profile
+
 
 def profile_names() -> list[str]:
     """Return the names of every registered profile, in registry order."""
@@ -663,9 +675,10 @@ def get_profile(name: str | Profile) -> Profile:
         msg = f"profile must be a profile name or a Profile, got {type(name).__name__}"
         raise UnknownProfileError(msg)
     try:
-        return PROFILES[name]
+        return PROFILES[ALIASES.get(name, name)]
     except KeyError:
-        msg = f"unknown profile {name!r}; valid profiles: {', '.join(PROFILES)}"
+        aliases = ", ".join(f"{a} (= {p})" for a, p in ALIASES.items())
+        msg = f"unknown profile {name!r}; valid profiles: {', '.join(PROFILES)}; aliases: {aliases}"
         raise UnknownProfileError(msg) from None
 
 

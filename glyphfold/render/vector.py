@@ -29,9 +29,12 @@ from glyphfold.render.codes import (
     R_ANSI,
     S_CONT,
     S_POS,
+    U_BREAK,
+    U_TOKEN,
     WIDE_CONT,
     ansi_len,
     drop_rule,
+    unit,
 )
 
 
@@ -63,6 +66,7 @@ class VectorLayout:
             for i, k in enumerate(fold_keys.tolist())
         }
         self._si = 0  # index into ``special`` of the first special at or after the cursor
+        self._no_counts = np.zeros(0, dtype=np.int64)  # look-ahead never counts
 
     def skip_dropped(self, pos: int, counts: np.ndarray, count: bool) -> int:
         """Consume characters dropped by rule from ``pos``; return the next offset."""
@@ -76,6 +80,27 @@ class VectorLayout:
                 counts[rule] += m
             pos += m
         return pos
+
+    def _unit(self, i: int) -> int:
+        return unit(self.kinds[i], self.codes[i])
+
+    def _continues(self, i: int) -> bool:
+        """Whether the next visible character from ``i`` goes on a token (not a break)."""
+        nxt = self.skip_dropped(i, self._no_counts, False)
+        return nxt < self.n and self._unit(nxt) != U_BREAK
+
+    def _token_width(self, pos: int, limit: int) -> int:
+        """The kernels' ``_token_width``: cells of the token at ``pos``, at most ``limit + 1``."""
+        w, u, i = 1, self._unit(pos), pos
+        while u == U_TOKEN and w <= limit:
+            i = self.skip_dropped(i + 1, self._no_counts, False)
+            if i >= self.n:
+                break
+            u = self._unit(i)
+            if u == U_BREAK:
+                break
+            w += 1
+        return w
 
     def _run_end(self, pos: int) -> int:
         """End of the run of narrow characters that starts at ``pos``."""
@@ -92,6 +117,8 @@ class VectorLayout:
         reflow: bool,
         cont_code: int,
         nl_code: int,
+        join_code: int,
+        window: int,
         state: np.ndarray,
         grid: np.ndarray,
         src: np.ndarray,
@@ -106,6 +133,8 @@ class VectorLayout:
         if pos == 0:  # a new pass over the text: the run cursor starts again
             self._si = 0
         wrap_cont = 0 if reflow else 1
+        prev_tok = False  # the last unit placed on this row is inside a token
+        lead = 0  # cells the row opened with (the continuation mark)
         grid[:] = BLANK  # padding everywhere; cells below overwrite it
         if want_src:
             src[:] = -1
@@ -118,15 +147,44 @@ class VectorLayout:
                 if pos >= n:
                     break
                 row_start[r] = start
-                row_open = True
-                c = 0
+                row_open, prev_tok = True, False
+                c = lead = 0
                 if cont:
                     grid[r, 0] = cont_code
-                    c = 1
+                    c = lead = 1
                     cont = 0
             k = kinds[pos]
             if k == C_NARROW:
-                take = min(self._run_end(pos) - pos, cols - c)
+                run = self._run_end(pos) - pos
+                if window <= 0:
+                    take = min(run, cols - c)
+                elif cols - c > window:  # far from the row end: no break decision to take
+                    take = min(run, cols - c - window)
+                elif c + run <= cols and not (
+                    self._unit(pos + run - 1) == U_TOKEN and self._continues(pos + run)
+                ):  # the rest of the run fits and its last token ends in it
+                    take = run
+                else:  # near the row end: as the kernel decides it, a token at a time
+                    u = self._unit(pos)
+                    take = 1
+                    if u != U_BREAK and not prev_tok:
+                        fresh = cols - wrap_cont
+                        need = self._token_width(pos, fresh)
+                        if c > lead and cols - c < need <= fresh:
+                            r, row_open, cont = r + 1, False, wrap_cont
+                            continue
+                        if need <= cols - c and need <= run:
+                            # the whole token fits this row and lies in this run: no
+                            # character of it ends the row inside the token
+                            take = need
+                    if c + 1 > cols:
+                        r, row_open, cont = r + 1, False, wrap_cont
+                        continue
+                    if u == U_TOKEN and c + 1 == cols and self._continues(pos + 1):
+                        if prev_tok:
+                            grid[r, c] = join_code
+                        r, row_open, cont = r + 1, False, wrap_cont
+                        continue
                 if take <= 0:
                     r, row_open, cont = r + 1, False, wrap_cont
                     continue
@@ -135,6 +193,7 @@ class VectorLayout:
                     src[r, c : c + take] = np.arange(pos, pos + take)
                 c += take
                 pos += take
+                prev_tok = self._unit(pos - 1) == U_TOKEN
             elif k == C_WIDE:
                 if c + 2 > cols:
                     r, row_open, cont = r + 1, False, wrap_cont
@@ -145,6 +204,7 @@ class VectorLayout:
                     src[r, c : c + 2] = pos
                 c += 2
                 pos += 1
+                prev_tok = False
             elif k in (C_LF, C_CR):
                 step = 2 if k == C_CR and pos + 1 < n and codes[pos + 1] == 0x0A else 1
                 if not reflow:
@@ -158,6 +218,7 @@ class VectorLayout:
                         src[r, c] = pos
                     c += 1
                     pos += step
+                    prev_tok = False
             elif k == C_TAB:
                 if c >= cols:
                     r, row_open, cont = r + 1, False, wrap_cont
@@ -167,6 +228,7 @@ class VectorLayout:
                     src[r, c:stop] = pos
                 c = stop
                 pos += 1
+                prev_tok = False
             elif k == C_FOLD:
                 label = self.labels[codes[pos]]
                 if c + len(label) > cols:
@@ -177,6 +239,7 @@ class VectorLayout:
                     src[r, c : c + len(label)] = pos
                 c += len(label)
                 pos += 1
+                prev_tok = False
             else:
                 nxt = self.skip_dropped(pos, counts, True)
                 if nxt == pos:  # a class no rule knows: the caller's table is incomplete

@@ -32,6 +32,8 @@ def warm_up(
 
         backend.kernels()
         render_text(_WARM_TEXT, profile=profile, shape=shape)
+        # the snapshot rung's options: whitespace folded, line breaks as a mark
+        render_text(_WARM_TEXT, profile=profile, shape=shape, reflow=True, collapse=True)
 
     if not background:
         run()

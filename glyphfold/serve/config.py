@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from glyphfold.checks import check_int, check_number
+from glyphfold.compaction.ladder.registry import model_free_rungs, registered_rungs
 from glyphfold.errors import InputError
 
 __all__ = [
@@ -32,8 +33,6 @@ __all__ = [
 
 DEFAULT_OPENAI_UPSTREAM = "https://api.openai.com"
 DEFAULT_ANTHROPIC_UPSTREAM = "https://api.anthropic.com"
-MODEL_FREE = ("elide", "strip", "snapshot", "trim")
-_ALL_RUNGS = ("elide", "strip", "snapshot", "summary", "trim")
 
 
 def _upstream(name: str, value: str | None) -> str | None:
@@ -96,11 +95,16 @@ class ServeConfig:
     event_log: str | None = None  # JSON-lines path; "-" = stderr
     max_body_bytes: int = 32 * 1024 * 1024
     max_retries: int = 1  # retries after an upstream context overflow
-    rungs: tuple[str, ...] = MODEL_FREE
+    # default: every model-free rung of the registry, in ladder order
+    rungs: tuple[str, ...] = field(default_factory=model_free_rungs)
     summary: SummaryConfig | None = None
     cache_bytes: int = 256 * 1024 * 1024
     compact_workers: int = 2
     passthrough: bool = True  # other paths go upstream unchanged (else provider-shaped 404)
+    warm_up: bool = True  # load pricing and the renderer on threads at start-up
+    # with --db: "api-key" keeps each API key's conversations apart (a hash of the key
+    # names its namespace); "shared" puts every client in one namespace
+    conversation_scope: str = "api-key"
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 600.0  # between two chunks of an upstream response
     write_timeout_s: float = 60.0
@@ -112,6 +116,15 @@ class ServeConfig:
     keepalive_expiry_s: float = 4.0
     client_keepalive_s: float = 75.0  # how long an idle client connection stays open
     learned_window_ttl_s: float = 3600.0  # a window learned from an overflow is forgotten after
+    # what one client may hold (docs/serve.md "Limits"): its request head must arrive within
+    # header_timeout_s and be at most max_header_bytes; its body may pause at most
+    # body_idle_timeout_s between two chunks and must be complete within body_timeout_s
+    header_timeout_s: float = 10.0
+    max_header_bytes: int = 64 * 1024
+    body_idle_timeout_s: float = 15.0
+    body_timeout_s: float = 120.0
+    max_client_connections: int = 512  # lowered to fit the open-files limit
+    max_response_bytes: int = 64 * 1024 * 1024  # an upstream reply, decoded
 
     def __post_init__(self) -> None:
         if not isinstance(self.host, str) or not self.host:
@@ -135,7 +148,15 @@ class ServeConfig:
         if not 0.0 < self.budget_ratio <= 1.0:
             msg = f"budget_ratio must be in (0, 1], got {self.budget_ratio!r}"
             raise InputError(msg)
-        for name in ("max_body_bytes", "cache_bytes", "compact_workers", "max_connections"):
+        for name in (
+            "max_body_bytes",
+            "cache_bytes",
+            "compact_workers",
+            "max_connections",
+            "max_header_bytes",
+            "max_client_connections",
+            "max_response_bytes",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         check_int("max_retries", self.max_retries, minimum=0)
         check_int("max_keepalive", self.max_keepalive, minimum=0)
@@ -147,12 +168,21 @@ class ServeConfig:
             "keepalive_expiry_s",
             "client_keepalive_s",
             "learned_window_ttl_s",
+            "header_timeout_s",
+            "body_idle_timeout_s",
+            "body_timeout_s",
         ):
             check_number(name, getattr(self, name), minimum=0.001)
         self._check_rungs()
-        if not isinstance(self.passthrough, bool):
-            msg = f"passthrough must be true or false, got {self.passthrough!r}"
+        if self.conversation_scope not in ("api-key", "shared"):
+            msg = (
+                f"conversation_scope must be 'api-key' or 'shared', got {self.conversation_scope!r}"
+            )
             raise InputError(msg)
+        for name in ("passthrough", "warm_up"):
+            if not isinstance(getattr(self, name), bool):
+                msg = f"{name} must be true or false, got {getattr(self, name)!r}"
+                raise InputError(msg)
 
     def _check_profiles(self) -> None:
         from glyphfold import profile_names
@@ -166,12 +196,18 @@ class ServeConfig:
 
     def _check_rungs(self) -> None:
         rungs = tuple(self.rungs)
+        valid = registered_rungs()
         for r in rungs:
-            if r not in _ALL_RUNGS:
-                msg = f"unknown rung {r!r}; valid rungs: {', '.join(_ALL_RUNGS)}"
+            if r not in valid:
+                msg = f"unknown rung {r!r}; valid rungs: {', '.join(valid)}"
                 raise InputError(msg)
-        if "summary" in rungs and self.summary is None:
-            msg = "the summary rung needs a [summary] section (provider, model, api_key_env)"
+        free = model_free_rungs()
+        needs_model = [r for r in rungs if r not in free]
+        if needs_model and self.summary is None:
+            msg = (
+                f"the {', '.join(needs_model)} rung calls a model: it needs a [summary] "
+                "section (provider, model, api_key_env)"
+            )
             raise InputError(msg)
         if not rungs:
             msg = "rungs must name at least one rung"
@@ -180,8 +216,9 @@ class ServeConfig:
 
     @property
     def reactive_rungs(self) -> tuple[str, ...]:
-        """The rungs recovery may use: the configured ones minus the summary (SPEC §5.1)."""
-        return tuple(r for r in self.rungs if r != "summary") or ("trim",)
+        """The rungs recovery may use: the configured ones that call no model (SPEC §5.1)."""
+        free = model_free_rungs()
+        return tuple(r for r in self.rungs if r in free) or ("trim",)
 
 
 def is_loopback(host: str) -> bool:

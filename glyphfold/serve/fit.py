@@ -76,7 +76,11 @@ class Fit:
 
 
 def _dumps(body: Mapping[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate (issue 21 item 8): sent as a JSON escape
+        return json.dumps(body, separators=(",", ":")).encode()
 
 
 def _split(history: Any) -> tuple[Any, list[Any]]:

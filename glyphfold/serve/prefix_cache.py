@@ -43,12 +43,13 @@ class CachedFit:
         cls, messages: Any, length: int, before: int, after: int, rungs: tuple[str, ...]
     ) -> CachedFit:
         data = json.dumps(messages, ensure_ascii=False, separators=(",", ":"), default=_plain)
-        return cls(data.encode(), length, before, after, rungs)
+        # surrogatepass: a lone surrogate in a tool result (issue 21 item 8) round-trips
+        return cls(data.encode("utf-8", "surrogatepass"), length, before, after, rungs)
 
     @property
     def messages(self) -> Any:
         """A fresh copy of the compacted history."""
-        return json.loads(self.data)
+        return json.loads(self.data.decode("utf-8", "surrogatepass"))
 
     @property
     def nbytes(self) -> int:
@@ -62,11 +63,19 @@ def prefix_hashes(seed: str, system: Any, messages: Iterable[Any]) -> list[bytes
     budget, rungs), so a hit is only a hit for the same compaction.
     """
     h = hashlib.blake2b(seed.encode(), digest_size=20)
-    h.update(json.dumps(system, sort_keys=True, ensure_ascii=False, default=str).encode())
+    h.update(
+        json.dumps(system, sort_keys=True, ensure_ascii=False, default=str).encode(
+            "utf-8", "surrogatepass"
+        )
+    )
     out: list[bytes] = []
     for m in messages:
         h.update(b"\x1e")
-        h.update(json.dumps(m, sort_keys=True, ensure_ascii=False, default=str).encode())
+        h.update(
+            json.dumps(m, sort_keys=True, ensure_ascii=False, default=str).encode(
+                "utf-8", "surrogatepass"
+            )
+        )
         out.append(h.copy().digest())
     return out
 

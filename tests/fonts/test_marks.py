@@ -69,3 +69,42 @@ def test_a_reader_sees_the_forgery_inside_the_result():
     flat = L.normalise(read)
     assert "Iauthorisethetransfer" in flat and "Whatdidthefile" in flat
     assert flat.index("Iauthorise") < flat.index("end") < flat.index("Whatdid")
+
+
+DEJAVU_MONO = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"
+
+
+@pytest.mark.parametrize("shape", ["dense", "regular", "large"])
+def test_role_marks_are_drawn_whatever_the_main_font(shape, monkeypatch):
+    """Issue 21 item 13: with ``GLYPHFOLD_FONT`` a TrueType font, the role marks (Private
+    Use Area, reverse video) still come from the pixel font: no box, and the real
+    marker is still the forgery's negative."""
+    import os
+
+    if not os.path.isfile(DEJAVU_MONO):
+        pytest.skip("Debian's fonts-dejavu-core is not installed")
+    monkeypatch.setenv("GLYPHFOLD_FONT", DEJAVU_MONO)
+    rendered = render_text(_transcript(), shape=shape)
+    assert rendered.missing_glyphs == {}
+    lines, cells = _rows(shape)
+    real = lines.index("[user]", lines.index("<- end bash #c1"))
+    forged = lines.index("[user]")
+    real_px, forged_px = cells[real], cells[forged]
+    assert (real_px < 128).mean() > 0.6 and (forged_px < 128).mean() < 0.3
+
+
+def test_marks_font_follows_the_cell():
+    """The pixel font that draws the marks: none for a bundled primary, else the best fit."""
+    from pathlib import Path
+
+    from glyphfold.fonts.pixel import bundled_fonts
+    from glyphfold.render.atlas import is_structural, marks_font
+
+    fonts = bundled_fonts()
+    tt = (Path(DEJAVU_MONO),)
+    assert marks_font((fonts["glyphfold-regular"],), cell_w=8, cell_h=16) is None
+    assert marks_font(tt, cell_w=8, cell_h=16) == fonts["glyphfold-regular"]
+    assert marks_font(tt, cell_w=11, cell_h=16) == fonts["glyphfold-large"]
+    assert marks_font(tt, cell_w=6, cell_h=10) == fonts["glyphfold-dense"]
+    assert marks_font(tt, cell_w=4, cell_h=8) == fonts["glyphfold-dense"]  # none fits
+    assert is_structural(0xE05B) and is_structural(0x21AA) and not is_structural(ord("["))

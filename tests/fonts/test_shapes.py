@@ -10,7 +10,7 @@ import pytest
 from glyphfold.cli import main
 from glyphfold.errors import UnknownShapeError
 from glyphfold.fonts.pixel import bundled_fonts
-from glyphfold.render.api import page_size, resolve_setup
+from glyphfold.render.config import page_size, resolve_setup
 from glyphfold.render.profiles import PROFILES, get_profile
 from glyphfold.render.shapes import MIN_LINE_PITCH_PX, SHAPES, Shape, get_shape, shape_names
 

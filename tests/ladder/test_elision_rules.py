@@ -19,8 +19,8 @@ from glyphfold.compaction.history.model import ToolResult
 from glyphfold.compaction.ladder.api import compact, shake
 from glyphfold.compaction.ladder.registry import LadderConfig
 from glyphfold.compaction.ladder.rungs.common import result_text
-from glyphfold.compaction.ladder.rungs.elide import elision_reasons
-from glyphfold.compaction.ladder.rungs.notable import ElideConfig, error_text, is_stub
+from glyphfold.compaction.ladder.rungs.elide import ElideConfig, elision_reasons
+from glyphfold.compaction.ladder.rungs.notable import error_text, is_stub
 from glyphfold.compaction.ladder.rungs.superseded import (
     Call,
     action_of,

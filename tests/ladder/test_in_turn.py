@@ -21,7 +21,7 @@ from glyphfold.compaction.history.tokens import estimate_history_tokens, token_c
 from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import compact, floor_tokens, recover, shake
 from glyphfold.compaction.ladder.registry import LadderConfig
-from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+from glyphfold.compaction.ladder.rungs.elide import ElideConfig
 from glyphfold.compaction.ladder.transcript import plain_text
 from glyphfold.errors import ContextOverflowError, EncodeError
 from glyphfold.render.api import plan_text

@@ -16,8 +16,8 @@ from glyphfold.compaction.history.images import (
     image_placeholder,
 )
 from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed, ledger_to_json
+from glyphfold.compaction.ladder.rungs.elide import ElideConfig
 from glyphfold.compaction.ladder.rungs.notable import (
-    ElideConfig,
     digest,
     elision_stub,
     is_stub,

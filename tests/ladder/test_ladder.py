@@ -16,7 +16,7 @@ from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import compact, recover, shake
 from glyphfold.compaction.ladder.provider import provider_messages
 from glyphfold.compaction.ladder.registry import LadderConfig
-from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+from glyphfold.compaction.ladder.rungs.elide import ElideConfig
 from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
 from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, plain_text

@@ -16,7 +16,7 @@ import pytest
 
 from glyphfold.compaction.ladder.api import compact
 from glyphfold.compaction.ladder.registry import LadderConfig
-from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+from glyphfold.compaction.ladder.rungs.elide import ElideConfig
 from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
 from glyphfold.compaction.ladder.transcript import plain_text
 
@@ -44,7 +44,7 @@ def page_cer(ocr, page, source: str) -> float:
     """Character error rate of the first ROWS rows (COLS columns) of a page."""
     from PIL import Image
 
-    from glyphfold.render.api import resolve_setup
+    from glyphfold.render.config import resolve_setup
     from glyphfold.render.profiles import get_profile
     from glyphfold.render.shapes import get_shape
 

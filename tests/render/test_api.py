@@ -165,7 +165,8 @@ def test_concurrent_renders_match_sequential(dejavu):
 
 def test_warm_up_fills_the_atlas_and_can_run_in_background():
     """warm_up renders once (inline or on a daemon thread) so later renders find glyphs ready."""
-    from glyphfold.render.api import atlas_for, resolve_setup
+    from glyphfold.render.config import resolve_setup
+    from glyphfold.render.page import atlas_for
 
     thread = glyphfold.warm_up(background=True)
     assert thread is not None and thread.daemon
@@ -179,7 +180,7 @@ def test_warm_up_fills_the_atlas_and_can_run_in_background():
 @pytest.mark.parametrize("keep", [False, True])
 def test_pages_are_padded_to_the_providers_size_multiple(keep):
     """qwen-vl resizes to multiples of 28 px: pages get paper margins so none is resampled."""
-    from glyphfold.render.api import resolve_setup
+    from glyphfold.render.config import resolve_setup
 
     prof = get_profile("qwen-vl")
     setup = resolve_setup(profile="qwen-vl")
@@ -208,7 +209,8 @@ def test_pages_are_padded_to_the_providers_size_multiple(keep):
 def test_margins_are_paper_around_the_naive_page(monkeypatch, dejavu, margin, bits, backend_mode):
     """A page with an m-px margin is the naive page framed by m px of paper on every side,
     inside the same image size budget (the grid shrinks, the page does not grow)."""
-    from glyphfold.render.api import atlas_for, resolve_setup
+    from glyphfold.render.config import resolve_setup
+    from glyphfold.render.page import atlas_for
     from tests.naive import naive_blit, naive_layout
 
     monkeypatch.setenv("GLYPHFOLD_RENDER_BACKEND", backend_mode)
@@ -249,7 +251,8 @@ _TEXTS = st.lists(
 @given(text=_TEXTS, bits=st.sampled_from([1, 2]), reflow=st.booleans())
 def test_pages_equal_the_naive_pipeline(dejavu, text, bits, reflow):
     """Decoded pages equal naive layout + naive blit, page by page (spans included)."""
-    from glyphfold.render.api import atlas_for, resolve_setup
+    from glyphfold.render.config import resolve_setup
+    from glyphfold.render.page import atlas_for
     from tests.naive import naive_blit, naive_layout
 
     kw = {"font": dejavu, "cell": "8x16", "page": "128x48", "bits": bits, "reflow": reflow}

@@ -22,10 +22,10 @@ _TEXT = st.lists(_PIECES, max_size=80).map("".join)
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=_TEXT, reflow=st.booleans(), tab=st.integers(1, 8))
-def test_fold_matches_the_naive_reference(text, reflow, tab):
-    """The regex folding equals the character-by-character reference, offsets included."""
-    folded, orig, gone = collapse_whitespace(text, reflow=reflow, tab_size=tab)
+@given(text=_TEXT, reflow=st.booleans(), tab=st.integers(1, 8), kernels=st.booleans())
+def test_fold_matches_the_naive_reference(text, reflow, tab, kernels):
+    """Both folds (numpy passes, numba kernel) equal the character-by-character reference."""
+    folded, orig, gone = collapse_whitespace(text, reflow=reflow, tab_size=tab, kernels=kernels)
     want, want_orig = naive_collapse(text, reflow=reflow, tab_size=tab)
     assert folded == want
     assert orig.tolist() == want_orig
@@ -37,6 +37,30 @@ def test_fold_matches_the_naive_reference(text, reflow, tab):
     assert [c for c, _ in kept] == [c for c in text if c not in blank]
     assert all(text[o] == c for c, o in kept)
     assert 0 <= gone <= len(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_TEXT, reflow=st.booleans(), tab=st.integers(1, 8))
+def test_kernel_and_numpy_folds_agree_on_the_count(text, reflow, tab):
+    """The folded-away count (``dropped["whitespace"]``) is the same on both paths."""
+    a = collapse_whitespace(text, reflow=reflow, tab_size=tab, kernels=False)
+    b = collapse_whitespace(text, reflow=reflow, tab_size=tab, kernels=True)
+    assert a[0] == b[0] and a[1].tolist() == b[1].tolist() and a[2] == b[2]
+
+
+def test_tab_indentation_may_fold_longer_than_the_source():
+    """A lone tab of indentation is 4 spaces: the kernel's buffer bound holds it."""
+    for kernels in (False, True):
+        folded, orig, gone = collapse_whitespace("\t\t\tx", kernels=kernels)
+        assert folded == " " * 12 + "x" and orig.tolist() == [0] * 12 + [3, 4] and gone == 3
+
+
+@pytest.mark.parametrize("kernels", [False, True], ids=["numpy", "numba"])
+def test_the_rules_by_example_on_both_paths(kernels):
+    text = "\n\nhead   line  \t\n\n\n\n    def f():\n\t\treturn  1\n\n\n"
+    folded, _, gone = collapse_whitespace(text, kernels=kernels)
+    assert folded == "head line\n\n  def f():\n        return 1\n"
+    assert gone == len(text) - (len(folded) - 12)
 
 
 def test_the_rules_by_example():

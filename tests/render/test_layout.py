@@ -14,11 +14,11 @@ from glyphfold.render import codes as K
 from glyphfold.render.layout import LayoutConfig, layout_text
 from tests.naive import naive_layout
 
-CONT, NL = 0x21AA, 0x21B5
+CONT, NL, JOIN = 0x21AA, 0x21B5, 0x2590
 
 
 def rows_text(page, *, cont=CONT) -> list[str]:
-    """Printed rows of a page as strings ('~' for a continuation mark, '_' wide half)."""
+    """Printed rows of a page as strings ('~' continuation mark, '_' wide half, '↩' join)."""
     out = []
     for r in range(page.n_rows):
         chars = []
@@ -27,6 +27,8 @@ def rows_text(page, *, cont=CONT) -> list[str]:
                 chars.append("_")
             elif code == cont:
                 chars.append("~")
+            elif code == JOIN:
+                chars.append("↩")
             else:
                 chars.append(chr(code))
         out.append("".join(chars).rstrip(" "))
@@ -49,10 +51,41 @@ def test_tabs_expand_to_tab_stops():
 def test_long_lines_wrap_with_a_continuation_mark():
     """The row after a wrap starts with the continuation glyph; reflow has none."""
     text = "abcdefghijklmnopqrstuvwxyz"
-    pages, _ = layout_text(text, cols=12, rows=10)
+    pages, _ = layout_text(text, cols=12, rows=10, word_wrap=False)
     assert rows_text(pages[0]) == ["abcdefghijkl", "~mnopqrstuvw", "~xyz"]
-    pages, _ = layout_text(text, cols=12, rows=10, reflow=True)
+    pages, _ = layout_text(text, cols=12, rows=10, reflow=True, word_wrap=False)
     assert rows_text(pages[0]) == ["abcdefghijkl", "mnopqrstuvwx", "yz"]
+
+
+def test_split_token_ends_its_row_with_the_join_mark():
+    """Issue 20: a token longer than a row is split; each part but the last ends in ↩."""
+    text = "abcdefghijklmnopqrstuvwxyz"
+    pages, _ = layout_text(text, cols=12, rows=10)
+    assert rows_text(pages[0]) == ["abcdefghijk↩", "~lmnopqrstu↩", "~vwxyz"]
+    pages, _ = layout_text(text, cols=12, rows=10, reflow=True, with_src=True)
+    assert rows_text(pages[0]) == ["abcdefghijk↩", "lmnopqrstuv↩", "wxyz"]
+    # the mark is no character of the source: no offset, and the rows still tile it
+    assert pages[0].src[0, 11] == -1 and pages[0].row_spans()[1] == (11, 22)
+
+
+def test_word_wrap_moves_a_token_whole():
+    """Issue 20: a token that starts near the row end and does not fit moves whole."""
+    text = "see /srv/app/main.py, then run make test now"
+    # 24 cols: window 6; 'then' starts 2 cells before the end of row 1 and moves
+    pages, _ = layout_text(text, cols=24, rows=10, reflow=True)
+    assert rows_text(pages[0]) == ["see /srv/app/main.py,", "then run make test now"]
+    # a row may break after , ; ) ] } (they end the token before them)
+    pages, _ = layout_text("f(alpha,beta,gamma)+delta", cols=16, rows=10, reflow=True)
+    assert rows_text(pages[0]) == ["f(alpha,beta,", "gamma)+delta"]
+    # line mode: the next row still starts with the continuation mark
+    pages, _ = layout_text(text, cols=24, rows=10)
+    assert rows_text(pages[0]) == ["see /srv/app/main.py,", "~then run make test now"]
+    # a token that starts further back than the window is split, not moved
+    pages, _ = layout_text("ab 0123456789abcdefghij", cols=16, rows=10, reflow=True)
+    assert rows_text(pages[0]) == ["ab 0123456789ab↩", "cdefghij"]
+    # off: characters fill every row as before
+    pages, _ = layout_text(text, cols=24, rows=10, reflow=True, word_wrap=False)
+    assert rows_text(pages[0]) == ["see /srv/app/main.py, th", "en run make test now"]
 
 
 def test_reflow_folds_newlines_into_one_glyph():
@@ -130,7 +163,7 @@ def test_impossible_geometry_is_rejected(cols, rows, named):
         LayoutConfig(cols=cols, rows=rows)
 
 
-def _assert_matches_naive(text, cols, rows, tab_size, reflow, kernels=None):
+def _assert_matches_naive(text, cols, rows, tab_size, reflow, kernels=None, word_wrap=True):
     got, dropped = layout_text(
         text,
         cols=cols,
@@ -140,9 +173,16 @@ def _assert_matches_naive(text, cols, rows, tab_size, reflow, kernels=None):
         with_src=True,
         newline=NL,
         kernels=kernels,
+        word_wrap=word_wrap,
     )
     want, want_dropped = naive_layout(
-        text, cols=cols, rows=rows, tab_size=tab_size, reflow=reflow, newline=NL
+        text,
+        cols=cols,
+        rows=rows,
+        tab_size=tab_size,
+        reflow=reflow,
+        newline=NL,
+        word_wrap=word_wrap,
     )
     assert dropped == want_dropped
     assert len(got) == len(want)
@@ -177,6 +217,55 @@ _TEXT = st.lists(_ALPHABET | st.text(max_size=3), max_size=120).map("".join)
 def test_kernel_matches_naive_reference(kernels, text, cols, rows, tab, reflow):
     """The layout kernel and the numpy path produce exactly the naive reference."""
     _assert_matches_naive(text, cols, rows, tab, reflow, kernels=kernels)
+
+
+_WORDY = st.lists(
+    st.sampled_from(["a", "b", "0", "/", "-", ".", " ", " ", ",", ")", "}", "\n", "\t", "国", "✓"])
+    | st.sampled_from(["\x1b[1m", "\u200b", "id-3f2b8c1e", "/usr/lib/x.py", "word "]),
+    max_size=160,
+).map("".join)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=_WORDY,
+    cols=st.integers(12, 60),
+    rows=st.integers(1, 5),
+    reflow=st.booleans(),
+    word_wrap=st.booleans(),
+)
+@pytest.mark.parametrize("kernels", [True, False], ids=["numba", "numpy"])
+def test_word_wrap_matches_naive_reference(kernels, text, cols, rows, reflow, word_wrap):
+    """Issue 20: word wrap (tokens, windows up to 15 cells, join marks), all three paths."""
+    _assert_matches_naive(text, cols, rows, 8, reflow, kernels=kernels, word_wrap=word_wrap)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    words=st.lists(st.text(alphabet="ab0/-._", min_size=1, max_size=50), max_size=40),
+    cols=st.integers(12, 80),
+)
+def test_wrapped_rows_rejoin_to_the_text(words, cols):
+    """Issue 20: the rows' characters are the text; a row ends inside a token only with
+    the join mark, and only when that token started more than ``window`` cells before
+    the row end or is longer than a row."""
+    text = " ".join(words)
+    pages, _ = layout_text(text, cols=cols, rows=1000, reflow=True, with_src=True)
+    window = min(32, cols // 4)
+    rows = []  # (source offsets of the row's cells, ends with the join mark)
+    for p in pages:
+        for r in range(p.n_rows):
+            rows.append(([s for s in p.src[r].tolist() if s >= 0], p.grid[r, cols - 1] == JOIN))
+    assert "".join(text[s] for src, _ in rows for s in src) == text
+    for (src, joined), _ in itertools.pairwise(rows):
+        end = src[-1] + 1  # the boundary between the rows, as a source offset
+        inside = text[end - 1] != " " and text[end] != " "
+        assert inside == joined, (text, end)
+        if joined:
+            start = text.rfind(" ", 0, end) + 1  # the split token, whole
+            stop = text.find(" ", end) if " " in text[end:] else len(text)
+            started = cols - src.index(start) if start in src else cols + 1
+            assert started > window or stop - start > cols, (text, end)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -29,8 +29,26 @@ def test_every_bundled_font_draws_both_marks():
             assert raster.font_for(cp) is not None, (shape.name, hex(cp))
 
 
-def test_a_font_without_the_marks_gets_the_stand_ins(tmp_path):
-    """A chain lacking the marks draws the stand-ins (never a box, never missing)."""
+def test_a_font_without_the_marks_gets_the_pixel_fonts_drawings(tmp_path):
+    """Issue 21 item 13: a chain lacking the marks draws them from the bundled pixel font."""
+    from glyphfold.fonts.resolve import bundled
+
+    font = write_bdf(tmp_path / "tiny.bdf", {ord("a"): ["######"] * 10})
+    atlas = Atlas((font,), cell_w=6, cell_h=10, bits=1)
+    pixel = Atlas((bundled()["glyphfold-dense"],), cell_w=6, cell_h=10, bits=1)
+    marks = [NEWLINE_CODEPOINT, CONTINUATION_CODEPOINT, 0xE05B]
+    atlas.ensure(marks, [False] * 3)
+    pixel.ensure(marks, [False] * 3)
+    assert not atlas.missing
+    for cp in marks:
+        np.testing.assert_array_equal(atlas.cells[atlas.table[cp]], pixel.cells[pixel.table[cp]])
+
+
+def test_a_font_without_the_marks_gets_the_stand_ins(tmp_path, monkeypatch):
+    """With no pixel font to draw them, the layout marks get stand-ins (never a box)."""
+    from glyphfold.render import atlas as atlas_mod
+
+    monkeypatch.setattr(atlas_mod, "marks_font", lambda *a, **k: None)
     font = write_bdf(tmp_path / "tiny.bdf", {ord("a"): ["######"] * 10})
     atlas = Atlas((font,), cell_w=6, cell_h=10, bits=1)
     atlas.ensure([NEWLINE_CODEPOINT, CONTINUATION_CODEPOINT], [False, False])

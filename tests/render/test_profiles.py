@@ -21,6 +21,7 @@ from glyphfold.render.profiles import (
     get_profile,
     profile_names,
 )
+from tests.render.profile_contract import contract_profiles, profile_problems
 
 CONTRACT_NAMES = [
     "anthropic",
@@ -190,7 +191,20 @@ def test_text_only_profile_prices_no_image():
         p.cost(100, 100)
 
 
-@pytest.mark.parametrize("name", [n for n in CONTRACT_NAMES if n != "text-only"])
+@pytest.mark.parametrize("name", contract_profiles())
+def test_every_registered_profile_keeps_the_contract(name):
+    """Every profile of the registry (not a hand-written list) keeps the contract."""
+    assert profile_problems(get_profile(name)) == []
+
+
+def test_a_broken_profile_breaks_the_contract():
+    """A request limit smaller than one image (it passed 243 tests, issue 24)."""
+    base = get_profile("anthropic")
+    broken = dataclasses.replace(base, name="broken", max_request_bytes=base.max_image_bytes // 2)
+    assert any("more than one image" in p for p in profile_problems(broken))
+
+
+@pytest.mark.parametrize("name", contract_profiles(vision=True))
 def test_vision_profile_invariants(name):
     """Every page inside the no-downscale box reaches the encoder unresized."""
     p = get_profile(name)
@@ -286,7 +300,7 @@ def test_profiles_command_lists_every_profile(capsys):
     assert rows["text-only"]["vision"] is False
 
 
-@pytest.mark.parametrize("name", [n for n in CONTRACT_NAMES if n != "text-only"])
+@pytest.mark.parametrize("name", contract_profiles(vision=True))
 def test_default_shape_exists_and_fills_the_page(name):
     """Each default shape is registered and at least 60 columns x 20 rows fit the page."""
     from glyphfold.render.shapes import get_shape
@@ -298,7 +312,7 @@ def test_default_shape_exists_and_fills_the_page(name):
     assert cols >= 60 and rows >= 20, (cols, rows)
 
 
-@pytest.mark.parametrize("name", [n for n in CONTRACT_NAMES if n != "text-only"])
+@pytest.mark.parametrize("name", contract_profiles(vision=True))
 def test_whole_cell_default_page_is_not_resized(name):
     """The page the renderer draws (whole cells of the default shape) keeps its size.
 

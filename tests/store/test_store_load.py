@@ -31,7 +31,9 @@ def test_parallel_writers_lose_and_duplicate_nothing(backend, tmp_path, request)
     )
     with open_store(url) as store:
         convs = [store.create_conversation(title=f"load {i}") for i in range(CONVERSATIONS)]
-    env = {**os.environ, "PYTHONPATH": str(WRITER.parent)}
+    # keep the caller's PYTHONPATH: a checkout run without an install finds glyphfold there
+    paths = [str(WRITER.parent), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     procs = [
         subprocess.Popen(
             [sys.executable, str(WRITER), "load", url, str(w), str(TURNS), str(w), *convs],

@@ -31,8 +31,9 @@ from glyphfold.render.profiles import Profile, get_profile
 __all__ = ["KINDS", "RoleTokens", "TokenBreakdown", "token_breakdown"]
 
 # the content kinds, in the order they are reported
-KINDS = ("text", "tool calls", "tool results", "images", "framing")
+KINDS = ("text", "tool calls", "tool results", "images", "tool schemas", "framing")
 SYSTEM_TOP_LEVEL = "system (top-level)"  # the role row of a top-level system prompt
+TOOLS_TOP_LEVEL = "tools (top-level)"  # the role row of the tool schemas a request sends
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +114,8 @@ def _by_role(h: History, costs: TokenCosts) -> dict[str, RoleTokens]:
         r[1] += c
     if costs.system:
         counts[SYSTEM_TOP_LEVEL] = [1, costs.system]
+    if costs.envelope:
+        counts[TOOLS_TOP_LEVEL] = [1, costs.envelope]
     return {role: RoleTokens(n, t) for role, (n, t) in sorted(counts.items())}
 
 
@@ -122,7 +125,7 @@ def _by_kind(
     """Tokens per content kind, priced the way the total prices each message (rows add up)."""
     kinds = dict.fromkeys(KINDS, 0)
     for m, cost in zip(h.messages, costs.messages, strict=True):
-        parts = dict.fromkeys(KINDS[:-1], 0)
+        parts = dict.fromkeys(KINDS[:4], 0)
         for b in m.blocks:
             for kind, piece in _pieces(b):
                 parts[kind] += _block_tokens(m.role, piece, profile, counter)
@@ -140,6 +143,7 @@ def _by_kind(
             kinds[k] += v
         kinds["framing"] += cost - body
     kinds["text"] += costs.system  # the top-level system prompt
+    kinds["tool schemas"] += costs.envelope
     return kinds
 
 

@@ -20,6 +20,7 @@ from glyphfold.compaction.history.tokens import (
     token_costs,
 )
 from glyphfold.errors import ContextOverflowError, InputError
+from glyphfold.render.profiles import ProfileArg
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
@@ -227,7 +228,7 @@ def check_fits(
     tools: Sequence[Any] | None = None,
     reserve_output: int = 0,
     extra_tokens: int = 0,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
 ) -> int:

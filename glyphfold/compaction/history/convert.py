@@ -19,6 +19,9 @@ OpenAI -> Anthropic
   ``tool_result`` blocks; same-role neighbours are merged (Anthropic alternates);
   JSON-string arguments become ``input`` dicts; parts with no Anthropic
   equivalent (audio, files, refusals) are dropped.
+OpenAI <-> Responses
+  system and developer messages stay system and developer messages, where they were
+  (both formats have them; their text parts are kept, other parts dropped).
 Anthropic -> OpenAI
   ``system`` becomes the first system message; ``tool_result`` blocks become
   ``tool`` messages (images they carry follow in a user message, since OpenAI
@@ -30,6 +33,7 @@ Anthropic -> OpenAI
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Any
 
 from glyphfold.checks import check_choice
@@ -151,6 +155,13 @@ def _to_openai(h: History) -> History:
     if h.system is not None and h.system_text:
         out.append(Message("system", (Text(h.system_text),)))
     for m in h.messages:
+        if m.role == "system":  # Chat Completions and Responses both have system/developer
+            texts, lost = _keep(m.blocks, (Text,))
+            dropped += lost
+            role = m.raw.get("role") if m.raw is not None else None
+            raw = MappingProxyType({"role": role if role in ("system", "developer") else "system"})
+            out.append(Message("system", tuple(_fresh(b) for b in texts), raw=raw))
+            continue
         if m.role == "assistant":
             blocks, lost = _keep(m.blocks, (Text, ToolCall))
             dropped += lost

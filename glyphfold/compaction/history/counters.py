@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.convert import convert_history
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.messages import coerce, to_wire
 from glyphfold.compaction.history.model import (
     ANTHROPIC,
@@ -38,6 +39,7 @@ from glyphfold.compaction.history.model import (
     Unknown,
 )
 from glyphfold.compaction.history.tokens import DEFAULT_PROFILE, estimate_history_tokens
+from glyphfold.render.profiles import ProfileArg
 
 __all__ = [
     "AnthropicRequestCounter",
@@ -48,8 +50,6 @@ __all__ = [
     "RequestCounter",
     "calibrated_budget",
 ]
-
-_X_KEY = "x_glyphfold"  # glyphfold's own metadata key, never sent
 
 
 @runtime_checkable
@@ -62,7 +62,7 @@ class RequestCounter(Protocol):
 class EstimateRequestCounter:
     """The default: SDK-free estimate (docs/budget.md), every image billed, tools by JSON size."""
 
-    def __init__(self, *, profile: Any = DEFAULT_PROFILE, counter: Any = None) -> None:
+    def __init__(self, *, profile: ProfileArg = DEFAULT_PROFILE, counter: Any = None) -> None:
         self.profile = profile
         self.counter = counter
 
@@ -107,7 +107,7 @@ def _wire(history: Any, fmt: str) -> Any:
 
     def clean(entries: Any) -> list[Any]:
         return [
-            {k: v for k, v in m.items() if k != _X_KEY} if isinstance(m, Mapping) else m
+            {k: v for k, v in m.items() if k != X_KEY} if isinstance(m, Mapping) else m
             for m in entries
         ]
 

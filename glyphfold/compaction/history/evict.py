@@ -7,9 +7,10 @@ in the FIFO: they, the dynamic context and the tool prompt form the
 ``prompt_overhead``, recomputed every iteration (SPEC §4.2).
 
 Unlike the seed's pure FIFO, eviction cuts only where the remaining history
-still starts validly: never between a tool call and its results, and for
-Anthropic only before a user message that carries no tool results (the first
-message must be a user message). The newest such unit is never evicted.
+still starts validly, as the format's row says (``WireFormat.can_start``): never
+between a tool call and its results; for Anthropic and Bedrock only before a user
+message (the first message must be one); for Gemini never right before a message
+with function calls. The newest such unit is never evicted.
 ``pure_fifo=True`` restores the seed's message-by-message behaviour; it is
 UNSAFE: it can leave an orphan tool result at the front, which providers reject.
 
@@ -28,14 +29,15 @@ from typing import Any
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.events import EventBus, MessagesEvicted, publish
 from glyphfold.compaction.history.messages import parse_message
-from glyphfold.compaction.history.model import ANTHROPIC, FORMATS, OPENAI, Message, ToolResult
+from glyphfold.compaction.history.model import FORMATS, OPENAI, Message
 from glyphfold.compaction.history.tokens import (
     DEFAULT_PROFILE,
     TokenCounter,
     estimate_message_tokens,
 )
-from glyphfold.compaction.history.wire import message_signal
+from glyphfold.compaction.history.wire import message_signal, wire_format
 from glyphfold.errors import HistoryFormatError, InputError
+from glyphfold.render.profiles import ProfileArg
 
 __all__ = ["DEFAULT_MAX_SAFE_TOKENS", "EvictingHistory", "EvictionSnapshot"]
 
@@ -69,12 +71,12 @@ class EvictingHistory:
         max_safe_tokens: int = DEFAULT_MAX_SAFE_TOKENS,
         pure_fifo: bool = False,
         counter: TokenCounter | None = None,
-        profile: Any = DEFAULT_PROFILE,
+        profile: ProfileArg = DEFAULT_PROFILE,
         on_evict: OnEvict | Sequence[OnEvict] | None = None,
         bus: EventBus | None = None,
     ) -> None:
         if format != "auto" and format not in FORMATS:
-            msg = f"format must be 'auto', 'openai' or 'anthropic', got {format!r}"
+            msg = f"format must be 'auto' or one of {', '.join(FORMATS)}, got {format!r}"
             raise InputError(msg)
         self.max_safe_tokens = _check_tokens("max_safe_tokens", max_safe_tokens)
         if not isinstance(pure_fifo, bool):
@@ -192,10 +194,8 @@ class EvictingHistory:
     # ------------------------------------------------------------------ eviction
 
     def _cut_ok(self, c: int) -> bool:
-        m = self._parsed[c]
-        if any(isinstance(b, ToolResult) for b in m.blocks):
-            return False
-        return not (self._format == ANTHROPIC and m.role != "user")
+        """True when the history may start at message ``c`` (its format's row says how)."""
+        return wire_format(self._format or OPENAI).can_start(self._parsed[c])
 
     def plan_eviction(self, max_safe_tokens: int | None = None, prompt_overhead: int = 0) -> int:
         """How many of the oldest messages an eviction would remove now (0: it fits)."""

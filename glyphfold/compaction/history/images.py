@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the model imports this module
+    from glyphfold.compaction.history.model import Image
 
 __all__ = [
     "ImageInfo",
     "b64_image_size",
     "decode_image_data",
+    "describe_image",
     "image_format",
     "image_info",
     "image_placeholder",
@@ -158,3 +164,15 @@ def image_placeholder(info: ImageInfo, *, origin: str | None, kind: str = "image
     size = f"{info.width}x{info.height} " if info.width and info.height else ""
     src = f" from {origin}" if origin else ""
     return f"[image removed: {size}{info.format} {kind}{src}]"
+
+
+def describe_image(img: Image) -> ImageInfo:
+    """Size and format of a canonical image block (header bytes when inline, else its fields)."""
+    if img.data is not None:
+        raw = decode_image_data(img.data)
+        info = image_info(raw, nbytes=len(img.data) * 3 // 4, media_type=img.media_type)
+        if info.width is None and img.width:
+            info = dataclasses.replace(info, width=img.width, height=img.height)
+        return info
+    fmt = (img.media_type or "").rpartition("/")[2].upper() or "image"
+    return ImageInfo(img.width, img.height, fmt, 0)

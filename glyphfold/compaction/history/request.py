@@ -16,6 +16,7 @@ from glyphfold.compaction.history.events import EventBus
 from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, DEFAULT_PROFILE, TokenCounter
 from glyphfold.compaction.history.trim import trim_history
 from glyphfold.errors import InputError
+from glyphfold.render.profiles import ProfileArg
 
 __all__ = ["prepare_request"]
 
@@ -27,7 +28,7 @@ def prepare_request(
     window: int | None = None,
     tools: Sequence[Any] | None = None,
     reserve_output: int = 0,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,

@@ -42,19 +42,27 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from glyphfold.checks import check_choice, check_int
-from glyphfold.compaction.history.markers import TOOL_RESULTS_PREFIX
-from glyphfold.compaction.history.messages import coerce
-from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult, Unknown
+from glyphfold.compaction.history.markers import TOOL_RESULTS_PREFIX, X_KEY
+from glyphfold.compaction.history.messages import FormatArg, coerce
+from glyphfold.compaction.history.model import (
+    History,
+    Image,
+    Message,
+    Text,
+    ToolCall,
+    ToolResult,
+    Unknown,
+)
 from glyphfold.compaction.history.provider_blocks import (
     compaction_barrier,
     is_thinking_block,
     without_thinking,
 )
 from glyphfold.compaction.history.turns import Segmentation, segment_turns
-from glyphfold.compaction.history.wire import unpriced_keys_of
+from glyphfold.compaction.history.wire import unpriced_keys_of, wire_format
 from glyphfold.compaction.history.wire.base import extra_keys
 from glyphfold.errors import InputError, TokenizerUnavailableError
-from glyphfold.render.profiles import get_profile
+from glyphfold.render.profiles import ProfileArg, get_profile
 
 __all__ = [
     "BPE_ENCODINGS",
@@ -68,6 +76,7 @@ __all__ = [
     "TiktokenCounter",
     "TokenCosts",
     "TokenCounter",
+    "envelope_tokens",
     "estimate_history_tokens",
     "estimate_message_tokens",
     "image_tokens",
@@ -315,7 +324,7 @@ _HEURISTIC = HeuristicCounter()
 # --------------------------------------------------------------------------- images
 
 
-def image_tokens(image: Image, *, profile: Any = DEFAULT_PROFILE) -> int:
+def image_tokens(image: Image, *, profile: ProfileArg = DEFAULT_PROFILE) -> int:
     """What the provider bills for one image (profile pricing; fixed cost when size unknown)."""
     prof = get_profile(profile)
     if not getattr(prof, "vision", True):
@@ -350,8 +359,7 @@ def _unknown_text(b: Unknown) -> str:
 # that the per-message framing covers (role, ids). Every other key is sent as it is
 # and priced by its JSON size, except glyphfold's own key, stripped before sending
 # (``provider_messages``).
-_OWN_KEY = "x_glyphfold"
-_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", _OWN_KEY})
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", X_KEY})
 _TEXT_KEYS = frozenset({"type", "text"})
 _IMAGE_KEYS = frozenset({"type", "image_url", "source"})
 _OPENAI_CALL_KEYS = frozenset({"id", "type", "function"})
@@ -409,7 +417,7 @@ def estimate_message_tokens(
     *,
     images_sent: bool,
     tool_results_by_bytes: bool,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
 ) -> int:
     """Tokens of one message: 4 framing + its text, images priced only if sent.
@@ -467,15 +475,17 @@ def estimate_message_tokens(
 
 @dataclass(frozen=True, slots=True)
 class TokenCosts:
-    """Per-message token estimates: ``system`` (Anthropic top-level) and one per message."""
+    """Per-message token estimates: ``system`` (a top-level system prompt), one per message,
+    and ``envelope``: the request's other keys that reach the model (tool schemas)."""
 
     system: int
     messages: tuple[int, ...]
+    envelope: int = 0
 
     @property
     def total(self) -> int:
         """The whole history's estimate."""
-        return self.system + sum(self.messages)
+        return self.system + sum(self.messages) + self.envelope
 
 
 def _is_bracket_results(m: Message) -> bool:
@@ -534,16 +544,19 @@ def _text_units(m: Message, by_bytes: bool) -> int:
 def token_costs(
     history: Any,
     *,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
     segmentation: Segmentation | None = None,
+    format: FormatArg = "auto",
 ) -> TokenCosts:
     """Per-message estimates of a history (wire or canonical), as SPEC §3.4 prices them.
 
     ``segmentation`` is the history's turn segmentation when the caller has it already.
+    ``format`` names the wire format (docs/wire-formats.md; default: detected).
     """
-    h, _ = coerce(history)
+    get_profile(profile)  # an unknown profile fails here, as in compact(), not only on images
+    h, _ = coerce(history, format=format)
     check_choice("image_policy", image_policy, IMAGE_POLICIES)
     if counter is not None and not isinstance(counter, TokenCounter):
         msg = f"counter must have a count(text) -> int method, got {type(counter).__name__}"
@@ -603,23 +616,45 @@ def token_costs(
     system = 0
     if h.system is not None:
         system = FRAMING_TOKENS + c.count(h.system_text)
-    return TokenCosts(system, tuple(out))
+    return TokenCosts(system, tuple(out), envelope_tokens(h, counter=c))
+
+
+def envelope_tokens(history: History, *, counter: TokenCounter | None = None) -> int:
+    """What the request keys beside the messages cost: tool schemas and tool configuration
+    (the format's ``context_keys``), priced as their JSON text. Sent, so billed (SPEC §3.3)."""
+    if not history.extra:
+        return 0
+    c = counter or _HEURISTIC
+    total = 0
+    for key in wire_format(history.format).context_keys:
+        value = history.extra.get(key)
+        if value is None:
+            continue
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        total += FRAMING_TOKENS + c.count(text)
+    return total
 
 
 def estimate_history_tokens(
     history: Any,
     *,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
+    format: FormatArg = "auto",
 ) -> int:
     """Estimate the tokens of a history (docs/budget.md): ~4 chars/token + 4 per message.
 
     ``profile`` (a name or a Profile from ``glyphfold.render.profiles``) prices
-    images; ``counter`` replaces the 4-chars heuristic with an exact tokenizer;
-    ``image_policy`` is ``"spec"`` (docs/budget.md) or ``"all"`` (every image billed).
+    images and is checked even when the history holds none (``UnknownProfileError``);
+    ``counter`` replaces the 4-chars heuristic with an exact tokenizer;
+    ``image_policy`` is ``"spec"`` (docs/budget.md) or ``"all"`` (every image billed);
+    ``format`` names the wire format (docs/wire-formats.md; default: detected).
     """
-    return token_costs(history, profile=profile, counter=counter, image_policy=image_policy).total
+    costs = token_costs(
+        history, profile=profile, counter=counter, image_policy=image_policy, format=format
+    )
+    return costs.total
 
 
 def count_texts(texts: Sequence[str], *, counter: TokenCounter | None = None) -> int:

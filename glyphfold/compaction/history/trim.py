@@ -41,8 +41,8 @@ from glyphfold.compaction.history.markers import (
     marked_message,
     marker_kind,
 )
-from glyphfold.compaction.history.messages import coerce
-from glyphfold.compaction.history.model import OPENAI, History, Message, Text
+from glyphfold.compaction.history.messages import FormatArg, coerce
+from glyphfold.compaction.history.model import History, Message, Text
 from glyphfold.compaction.history.overflow import is_context_overflow_error
 from glyphfold.compaction.history.splice import append_user_side
 from glyphfold.compaction.history.tokens import (
@@ -53,7 +53,9 @@ from glyphfold.compaction.history.tokens import (
     token_costs,
 )
 from glyphfold.compaction.history.turns import Segmentation, segment_turns
+from glyphfold.compaction.history.wire import wire_format
 from glyphfold.errors import ContextOverflowError, InputError
+from glyphfold.render.profiles import ProfileArg
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -140,8 +142,9 @@ def _carried(m: Message) -> tuple[int, int, int]:
 
 
 def _crumb(h: History, out: list[Message], text: str) -> Message:
-    """The breadcrumb message: OpenAI system message in the leading block, else user side."""
-    if h.format == OPENAI and all(m.role == "system" for m in out):
+    """The breadcrumb message: a system message in the leading block where the format keeps
+    its system prompt in the list (OpenAI), else user side."""
+    if wire_format(h.format).system_in_messages and all(m.role == "system" for m in out):
         crumb = marked_message("system", text, BREADCRUMB)
         if out and out[0].raw is not None and out[0].raw.get("role") == "developer":
             # the leading block speaks as "developer": so does its breadcrumb
@@ -203,10 +206,10 @@ def drop_spans(h: History, spans: Sequence[Span]) -> Dropped:
     )
 
 
-def _crumb_tokens(fmt: str, profile: Any, counter: TokenCounter | None) -> int:
+def _crumb_tokens(fmt: str, profile: ProfileArg, counter: TokenCounter | None) -> int:
     """What one breadcrumb (with its acknowledgement when it is user side) costs, at most."""
     text = breadcrumb_text(10**6, 10**5, 10**5)
-    role = "system" if fmt == OPENAI else "user"
+    role = "system" if wire_format(fmt).system_in_messages else "user"
     ms = [marked_message(role, text, BREADCRUMB)]
     if role == "user":
         ms.append(marked_message("assistant", BREADCRUMB_ACK_TEXT, BREADCRUMB))
@@ -265,17 +268,19 @@ def trim_history(
     budget: int | None = None,
     max_turns: int | None = None,
     reason: str | None = None,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,
+    format: FormatArg = "auto",
 ) -> TrimResult:
     """Drop the oldest whole turns to meet ``budget`` tokens and/or ``max_turns`` turns.
 
     Returns a :class:`TrimResult` (history of the same kind as the input). With
     both limits the stricter one wins. ``budget`` 0 disables the token limit
     (docs/budget.md); ``max_turns`` 0 still keeps the newest turn (docs/history.md). The
-    event is published on ``bus`` (default: the process-wide bus).
+    event is published on ``bus`` (default: the process-wide bus). ``format`` names the
+    wire format (docs/wire-formats.md; default: detected).
     """
     if budget is None and max_turns is None:
         msg = "trim_history needs budget= and/or max_turns="
@@ -284,7 +289,7 @@ def trim_history(
         check_int("budget", budget, minimum=0)
     if max_turns is not None:
         check_int("max_turns", max_turns, minimum=0)
-    h, restore = coerce(history)
+    h, restore = coerce(history, format=format)
     seg = segment_turns(h)
     pricing = {"profile": profile, "counter": counter, "image_policy": image_policy}
     tc = token_costs(h, segmentation=seg, **pricing)
@@ -307,7 +312,7 @@ def trim_to_recent_turns(
     history: Any,
     budget: int,
     *,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,
@@ -331,7 +336,7 @@ def trim_to_recent_turn_count(
     history: Any,
     max_turns: int = DEFAULT_MAX_TURNS,
     *,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     bus: EventBus | None = None,
 ) -> Any:
@@ -345,7 +350,7 @@ def trim_conversation_to_recent_turns(
     conversation: Any,
     max_turns: int = DEFAULT_MAX_TURNS,
     *,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     bus: EventBus | None = None,
 ) -> Any:
@@ -363,7 +368,7 @@ def recover_from_overflow(
     history: Any,
     error: Any = None,
     *,
-    profile: Any = DEFAULT_PROFILE,
+    profile: ProfileArg = DEFAULT_PROFILE,
     counter: TokenCounter | None = None,
     image_policy: str = DEFAULT_IMAGE_POLICY,
     bus: EventBus | None = None,

@@ -16,6 +16,7 @@ inside a turn, are in :mod:`~glyphfold.compaction.history.steps`.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ from glyphfold.compaction.history.model import (
     ToolCall,
     ToolResult,
 )
+from glyphfold.compaction.history.wire import serialise_entries, wire_format
 
 __all__ = [
     "Pairing",
@@ -49,6 +51,7 @@ __all__ = [
     "repair_orphans",
     "segment_turns",
     "sweep_orphans",
+    "turn_entry_spans",
 ]
 
 
@@ -102,6 +105,25 @@ def segment_turns(history: Any) -> Segmentation:
         return Segmentation(n, ())
     ends = [*starts[1:], n]
     return Segmentation(starts[0], tuple(Turn(s, e) for s, e in zip(starts, ends, strict=True)))
+
+
+def turn_entry_spans(history: Any) -> tuple[str, list[tuple[int, int]], int]:
+    """(format, the wire-entry range ``[a, b)`` of each turn, the number of turns) of a
+    wire history.
+
+    Ranges index the wire entries (a Responses assistant message may be several items),
+    cover them all, and the leading messages belong to the first turn; a history
+    without a turn is one range. What the store commits and imports turn by turn.
+    """
+    h, _ = coerce(history)
+    row = wire_format(h.format)
+    bounds = [0]
+    for m in h.messages:
+        bounds.append(bounds[-1] + len(serialise_entries(row, [m])))
+    seg = segment_turns(h)
+    cuts = [0, *(t.start for t in seg.turns[1:]), len(h.messages)]
+    spans = [(bounds[a], bounds[b]) for a, b in itertools.pairwise(cuts) if b > a]
+    return h.format, spans, len(seg.turns)
 
 
 # --------------------------------------------------------------------------- pairing

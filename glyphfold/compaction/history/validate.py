@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from glyphfold.checks import check_choice
-from glyphfold.compaction.history.messages import coerce, to_wire
+from glyphfold.compaction.history.messages import FormatArg, coerce, to_wire
 from glyphfold.compaction.history.model import (
     ANTHROPIC,
     BEDROCK,
@@ -212,9 +212,14 @@ def _breakpoints(h: History, key: str) -> list[Violation]:
     ]
 
 
-def find_violations(history: Any, *, provider: str | None = None) -> list[Violation]:
-    """List every provider rule the history breaks (empty list: the provider accepts it)."""
-    h, _ = coerce(history)
+def find_violations(
+    history: Any, *, provider: str | None = None, format: FormatArg = "auto"
+) -> list[Violation]:
+    """List every provider rule the history breaks (empty list: the provider accepts it).
+
+    ``format`` names the history's wire format (docs/wire-formats.md; default: detected).
+    """
+    h, _ = coerce(history, format=format)
     prov = provider or h.format
     check_choice("provider (or None)", prov, FORMATS, error=HistoryFormatError)
     if prov != h.format:
@@ -244,12 +249,15 @@ def _wire_content_missing(m: Any) -> bool:
     return m.raw is not None and m.raw.get("content") is None
 
 
-def validate_history(history: Any, *, provider: str | None = None) -> None:
+def validate_history(
+    history: Any, *, provider: str | None = None, format: FormatArg = "auto"
+) -> None:
     """Raise HistoryFormatError at the first broken provider rule (index + problem).
 
-    ``provider`` defaults to the history's own format.
+    ``provider`` defaults to the history's own format; ``format`` names that format
+    when detection should not decide (docs/wire-formats.md).
     """
-    violations = find_violations(history, provider=provider)
+    violations = find_violations(history, provider=provider, format=format)
     if violations:
         v = violations[0]
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""

@@ -53,13 +53,53 @@ from glyphfold.compaction.ladder.registry import (
 )
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.compaction.ladder.rungs.base import Rung
-from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+from glyphfold.compaction.ladder.rungs.common import tool_names
+from glyphfold.compaction.ladder.rungs.elide import ElideConfig
 from glyphfold.compaction.ladder.rungs.snapshot import Renderer
+from glyphfold.compaction.ladder.rungs.transcribe import serialise
 from glyphfold.compaction.ladder.summarizers import Summarizer
+from glyphfold.compaction.ladder.transcript import TranscriptConfig
 from glyphfold.errors import ContextOverflowError, InputError
 from glyphfold.render.profiles import Profile, get_profile
 
-__all__ = ["compact", "floor_tokens", "recover", "shake"]
+__all__ = ["compact", "floor_tokens", "recover", "shake", "transcript_of"]
+
+
+def _ladder_run(
+    cfg: LadderConfig,
+    built: Sequence[Rung],
+    *,
+    target: int,
+    budget: int,
+    profile: Profile,
+    pins: Iterable[Pin],
+    dry_run: bool,
+    counter: TokenCounter | None,
+    bus: EventBus | None,
+    image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
+    extra_events: tuple[object, ...] = (),
+    reactive: bool = False,
+    raise_if_over: bool = True,
+    min_saving_tokens: int | None = None,
+) -> LadderRun:
+    """The one place compact, recover and shake make their run: the call's numbers and
+    the configuration's shared ones (the tail allowance, the minimum saving)."""
+    return LadderRun(
+        rungs=tuple(built),
+        target=target,
+        budget=budget,
+        profile=profile,
+        pins=pins,
+        dry_run=dry_run,
+        counter=counter,
+        raise_if_over=raise_if_over,
+        extra_events=extra_events,
+        reactive=reactive,
+        bus=bus,
+        image_policy=image_policy,
+        tail_tokens=cfg.tail_tokens,
+        min_saving_tokens=cfg.min_saving_tokens if min_saving_tokens is None else min_saving_tokens,
+    )
 
 
 def compact(
@@ -116,8 +156,9 @@ def compact(
         rungs, config=cfg, allowed=DEFAULT_RUNGS, summarizer=summarizer, renderer=renderer
     )
     h, restore = coerce(history, format=format)
-    run = LadderRun(
-        rungs=tuple(built),
+    run = _ladder_run(
+        cfg,
+        built,
         target=budget - reserve,
         budget=budget,
         profile=get_profile(profile),
@@ -126,8 +167,6 @@ def compact(
         counter=counter,
         bus=bus,
         image_policy=image_policy,
-        tail_tokens=cfg.tail_tokens,
-        min_saving_tokens=cfg.min_saving_tokens,
     )
     return run_ladder(h, restore, run)
 
@@ -182,22 +221,21 @@ def recover(
         summarizer=summarizer if allow_summary else None,
         renderer=renderer,
     )
-    run = LadderRun(
-        rungs=tuple(built),
+    run = _ladder_run(
+        cfg,
+        built,
         target=target,
         budget=target,
         profile=prof,
         pins=pins,
         dry_run=dry_run,
         counter=counter,
+        bus=bus,
+        image_policy=image_policy,
         extra_events=(
             OverflowRecovery(error=_error_text(error), estimate=estimate, target=target),
         ),
-        options={"reactive": True},
-        bus=bus,
-        image_policy=image_policy,
-        tail_tokens=cfg.tail_tokens,
-        min_saving_tokens=cfg.min_saving_tokens,
+        reactive=True,
     )
     return run_ladder(h, restore, run, estimate=estimate)
 
@@ -227,19 +265,28 @@ def shake(
     built = build_rungs(("elide", "strip"), config=cfg, allowed=("elide", "strip"))
     h, restore = coerce(history, format=format)
     # target 0: every free rung runs; nothing is dropped, so there is nothing to raise
-    run = LadderRun(
-        rungs=tuple(built),
+    run = _ladder_run(
+        cfg,
+        built,
         target=0,
         budget=0,
         profile=get_profile(profile),
         pins=pins,
         dry_run=dry_run,
         counter=counter,
-        raise_if_over=False,
         bus=bus,
-        tail_tokens=cfg.tail_tokens,
+        raise_if_over=False,
+        min_saving_tokens=0,  # the user asked for it: every saving counts
     )
     return run_ladder(h, restore, run)
+
+
+def transcript_of(history: Any, *, format: FormatArg = "auto") -> str:
+    """The transcript the snapshot rung would image if the whole of ``history`` were the
+    middle (role marks, calls, results capped per result, image placeholders)."""
+    h, _ = coerce(history, format=format)
+    text, _spans = serialise(list(enumerate(h.messages)), tool_names(h), TranscriptConfig())
+    return text
 
 
 def floor_tokens(

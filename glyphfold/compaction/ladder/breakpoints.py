@@ -32,10 +32,6 @@ from typing import Any
 
 from glyphfold.compaction.history.markers import SNAPSHOT, marker_kind
 from glyphfold.compaction.history.model import (
-    ANTHROPIC,
-    BEDROCK,
-    OPENAI,
-    RESPONSES,
     Block,
     History,
     Image,
@@ -45,18 +41,9 @@ from glyphfold.compaction.history.model import (
     Unknown,
 )
 from glyphfold.compaction.history.validate import MAX_CACHE_BREAKPOINTS, count_breakpoints
+from glyphfold.compaction.history.wire import CacheMarker, WireFormat, wire_format
 
-__all__ = ["CACHE_KEYS", "place_cache_breakpoint"]
-
-CACHE_KEYS = {
-    ANTHROPIC: "cache_control",
-    OPENAI: "cache_control",
-    BEDROCK: "cachePoint",
-    RESPONSES: "prompt_cache_breakpoint",
-}
-# marker values, copied into the wire as plain dicts (boto3 takes dicts only)
-_EPHEMERAL = {"type": "ephemeral"}
-_EXPLICIT = {"mode": "explicit"}
+__all__ = ["place_cache_breakpoint"]
 
 
 def _block_marked(b: Block, key: str) -> bool:
@@ -113,26 +100,20 @@ def _drop_oldest(msgs: list[Message], key: str, n: int, keep: int) -> None:
         msgs[i] = dataclasses.replace(m, blocks=tuple(blocks))
 
 
-def _marked(m: Message, fmt: str) -> Message:
-    """The snapshot message with a breakpoint at its end."""
-    if fmt == BEDROCK:
-        point = Unknown({"cachePoint": {"type": "default"}})
+def _marked(m: Message, marker: CacheMarker, row: WireFormat) -> Message:
+    """The snapshot message with a breakpoint at its end (the format's own marker)."""
+    if marker.as_block:
+        point = Unknown({marker.key: dict(marker.value)})
         return dataclasses.replace(m, blocks=(*m.blocks, point))
     last = m.blocks[-1]
-    key = CACHE_KEYS[fmt]
-    value = _EXPLICIT if fmt == RESPONSES else _EPHEMERAL
-    raw: dict[str, Any]
-    if isinstance(last, Text):
-        kind = {"anthropic": "text", "openai": "text", "responses": "input_text"}[fmt]
-        raw = dict(last.raw) if last.raw is not None else {"type": kind}
-    elif isinstance(last, Image):
-        kind = {"anthropic": "image", "openai": "image_url", "responses": "input_image"}[fmt]
-        raw = dict(last.raw) if last.raw is not None else {"type": kind}
-        if fmt == OPENAI and "image_url" not in raw:
-            raw["image_url"] = {}
-    else:
+    part = row.text_part if isinstance(last, Text) else None
+    if isinstance(last, Image):
+        part = row.image_part
+    if part is None:
         return m
-    raw[key] = dict(value)
+    # a block glyphfold made has no raw dict yet: start from the format's minimal part
+    raw: dict[str, Any] = {**part, **(last.raw or {})}  # type: ignore[union-attr]
+    raw[marker.key] = dict(marker.value)
     blocks = (*m.blocks[:-1], dataclasses.replace(last, raw=MappingProxyType(raw)))
     return dataclasses.replace(m, blocks=blocks)
 
@@ -152,10 +133,12 @@ def place_cache_breakpoint(
     system prompt and tools already hold four, or the marker would push the
     estimate over ``target``.
     """
-    key = CACHE_KEYS.get(h.format)
-    if key is None:
+    row = wire_format(h.format)
+    marker = row.cache_marker
+    if marker is None:
         return h, tokens
-    if h.format in (OPENAI, RESPONSES) and not _uses_explicit_markers(h, key):
+    key = marker.key
+    if marker.explicit_only and not _uses_explicit_markers(h, key):
         return h, tokens
     snaps = [i for i, m in enumerate(h.messages) if marker_kind(m) == SNAPSHOT]
     if not snaps or not h.messages[snaps[-1]].blocks:
@@ -171,7 +154,7 @@ def place_cache_breakpoint(
     over = fixed + in_messages + 1 - MAX_CACHE_BREAKPOINTS
     if over > 0:
         _drop_oldest(msgs, key, over, at)
-    msgs[at] = _marked(msgs[at], h.format)
+    msgs[at] = _marked(msgs[at], marker, row)
     out = h.replace_messages(msgs)
     after = count(out)
     if after > target >= tokens:

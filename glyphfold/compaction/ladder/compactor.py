@@ -40,7 +40,7 @@ from glyphfold.compaction.ladder.api import compact, floor_tokens
 from glyphfold.compaction.ladder.provider import provider_messages
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.errors import ContextOverflowError, InputError
-from glyphfold.render.profiles import get_profile
+from glyphfold.render.profiles import ProfileArg, get_profile
 
 __all__ = [
     "DEFAULT_LOW_WATERMARK",
@@ -169,7 +169,7 @@ def needs_compaction(
     budget: int | None = None,
     window: int | None = None,
     ratio: float | None = None,
-    profile: Any = "anthropic",
+    profile: ProfileArg = "anthropic",
     tools: Sequence[Any] | None = None,
     counter: RequestCounter | None = None,
 ) -> bool:
@@ -260,7 +260,7 @@ class Compactor:
         ratio: float | None = None,
         low: float = DEFAULT_LOW_WATERMARK,
         reserve: int = 0,
-        profile: Any = "anthropic",
+        profile: ProfileArg = "anthropic",
         counter: RequestCounter | None = None,
         **compact_options: Any,
     ) -> None:

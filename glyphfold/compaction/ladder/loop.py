@@ -9,9 +9,8 @@ of reach.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from glyphfold.compaction.history.events import EventBus, publish
@@ -23,6 +22,7 @@ from glyphfold.compaction.history.tokens import (
     DEFAULT_PROFILE,
     ImagePolicy,
     TokenCounter,
+    envelope_tokens,
     estimate_message_tokens,
     token_costs,
 )
@@ -64,7 +64,7 @@ class LadderRun:
     counter: TokenCounter | None = None
     raise_if_over: bool = True
     extra_events: tuple[object, ...] = ()  # announced before the rungs run
-    options: Mapping[str, Any] = field(default_factory=dict)
+    reactive: bool = False  # recovery after an overflow (the rungs are told, SPEC §3.6)
     bus: EventBus | None = None
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY
     tail_tokens: int = DEFAULT_TAIL_TOKENS  # the tail allowance (LadderConfig.tail_tokens)
@@ -247,14 +247,7 @@ def _context(
         profile=run.profile,
         pinned=pinned,
         dry_run=run.dry_run,
-        options=MappingProxyType(
-            {
-                **run.options,
-                "counter": run.counter,
-                "bus": run.bus,
-                "image_policy": run.image_policy,
-            }
-        ),
+        reactive=run.reactive,
         tokens=state.tokens,
         history_id=id(state.history),
         tail_messages=tail,
@@ -288,6 +281,9 @@ def _overflow(run: LadderRun, state: _State, h: History, price: Pricing) -> Cont
         if floor > run.target
         else "the head, the tail, the newest real user message and pinned steps stay"
     )
+    schemas = envelope_tokens(h, counter=run.counter)
+    if schemas:
+        why += f"; {schemas:,} of them are the request's tool schemas, which no rung shortens"
     msg = (
         f"cannot compact the history to {run.target:,} tokens: after {names} it is still "
         f"{state.tokens:,} tokens ({why}); raise the budget or allow more rungs"

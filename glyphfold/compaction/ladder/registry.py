@@ -14,8 +14,7 @@ from typing import Any, Literal, TypeAlias
 from glyphfold.checks import check_int
 from glyphfold.compaction.ladder.loop import DEFAULT_TAIL_TOKENS
 from glyphfold.compaction.ladder.rungs.base import Rung
-from glyphfold.compaction.ladder.rungs.elide import Elide
-from glyphfold.compaction.ladder.rungs.notable import ElideConfig
+from glyphfold.compaction.ladder.rungs.elide import Elide, ElideConfig
 from glyphfold.compaction.ladder.rungs.snapshot import Snapshot, SnapshotConfig
 from glyphfold.compaction.ladder.rungs.strip_images import StripConfig, StripImages
 from glyphfold.compaction.ladder.rungs.summary import Summary, SummaryConfig
@@ -30,6 +29,8 @@ __all__ = [
     "RungName",
     "RungSpec",
     "build_rungs",
+    "model_free_rungs",
+    "registered_rungs",
 ]
 
 RungName: TypeAlias = Literal["elide", "strip", "snapshot", "summary", "trim"]
@@ -103,6 +104,17 @@ RUNGS: dict[str, RungSpec] = {
 }
 DEFAULT_RUNGS: tuple[str, ...] = tuple(RUNGS)
 MODEL_FREE_RUNGS: tuple[str, ...] = tuple(n for n, s in RUNGS.items() if s.model_free)
+
+
+def registered_rungs() -> tuple[str, ...]:
+    """Every rung name of the registry, in ladder order (read now: what the CLI's help,
+    ``glyphfold serve``'s configuration and the checks of names use)."""
+    return tuple(RUNGS)
+
+
+def model_free_rungs() -> tuple[str, ...]:
+    """The registered rungs that call no model (the only ones reactive recovery may use)."""
+    return tuple(n for n, s in RUNGS.items() if s.model_free)
 
 
 def rung_names(rungs: Sequence[Any] | str) -> list[Any]:

@@ -11,7 +11,7 @@ from glyphfold.compaction.ladder.ledger import LedgerEntry, ledger_to_json
 from glyphfold.compaction.ladder.provider import provider_messages
 
 if TYPE_CHECKING:
-    from glyphfold.render.api import Page
+    from glyphfold.render.page import Page
 
 __all__ = ["CompactionResult"]
 

@@ -8,7 +8,7 @@ tool-result ids it carries, and its token estimate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,16 +29,20 @@ class Canon:
     tokens: int
 
 
-def signal_format(messages: Sequence[Any], *, anthropic_envelope: bool) -> str | None:
-    """The wire format the messages can only be, or None when they fit both.
+def signal_format(
+    messages: Sequence[Any], *, envelope: Mapping[str, Any] | None = None
+) -> str | None:
+    """The wire format the messages can only be, or None when they fit several.
 
-    Core's detector resolves plain text by the container (list: OpenAI, dict:
+    ``envelope``: the request dict the messages came in, whose keys can say the format
+    (``instructions``/``input``: Responses, ``contents``: Gemini, a Bedrock system
+    list...). Core's detector resolves plain text by the container (list: OpenAI, dict:
     Anthropic); asking it both ways tells a real signal from that default.
     Raises HistoryFormatError for mixed or malformed messages.
     """
+    if envelope is not None:
+        return detect_format(envelope)
     as_list = detect_format(list(messages))
-    if anthropic_envelope:
-        return detect_format({"system": None, "messages": list(messages)})
     as_dict = detect_format({"messages": list(messages)})
     return as_list if as_list == as_dict else None
 
@@ -46,8 +50,15 @@ def signal_format(messages: Sequence[Any], *, anthropic_envelope: bool) -> str |
 def canon_messages(messages: Sequence[Any], *, format: str | None) -> list[Canon]:
     """Derived columns for each message (plain-text messages parse the same in both formats)."""
     history = to_canonical(list(messages), format=format or OPENAI)
+    parsed = list(history.messages)
+    if len(parsed) != len(messages):
+        # a canonical message spans several wire entries (Responses: a reasoning item,
+        # a message and function calls are one assistant message); a row is one entry,
+        # so each entry is described on its own
+        fmt = history.format
+        parsed = [to_canonical([e], format=fmt).messages[0] for e in messages]
     out: list[Canon] = []
-    for m in history.messages:
+    for m in parsed:
         out.append(
             Canon(
                 m.role,

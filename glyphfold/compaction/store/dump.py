@@ -10,13 +10,13 @@ refuses a damaged SQLite file before writing into it.
 
 from __future__ import annotations
 
-import itertools
 import time
 from typing import Any
 
 from glyphfold.compaction.history.convert import convert_history
 from glyphfold.compaction.history.model import FORMATS
-from glyphfold.compaction.history.turns import segment_turns
+from glyphfold.compaction.history.turns import turn_entry_spans
+from glyphfold.compaction.history.wire import join_envelope, split_envelope
 from glyphfold.compaction.store import canon
 from glyphfold.compaction.store import conversations as convs
 from glyphfold.compaction.store.checkpoints import checked_label, list_checkpoints
@@ -88,8 +88,12 @@ def load(ctx: Ctx, data: dict[str, Any], title: str | None) -> str:
     """Import a :func:`dump` as a new conversation (new ids); validated before writing."""
     messages, tip, checkpoints, system, old_title = validate_dump(data)
     payloads = [m["payload"] for m in messages]
-    conv_format = canon.signal_format(payloads, anthropic_envelope=system is not UNSET)
     declared = (data.get("conversation") or {}).get("wire_format")
+    envelope = None
+    if system is not UNSET:  # the system prompt sits where the declared format keeps it
+        known = declared if declared in WIRE_FORMATS else None
+        envelope = join_envelope(known, payloads, system, with_system=True)
+    conv_format = canon.signal_format(payloads, envelope=envelope)
     if declared is not None and conv_format is not None and declared != conv_format:
         msg = f"dump declares {declared} messages but they are {conv_format}"
         raise InputError(msg)
@@ -128,29 +132,24 @@ def load(ctx: Ctx, data: dict[str, Any], title: str | None) -> str:
 
 def import_history(ctx: Ctx, history: Any, title: str | None) -> str:
     """Import a plain wire history as a new conversation: one turn per commit boundary,
-    all of it in one transaction (a crash leaves no half-imported conversation)."""
-    system: Any = UNSET
-    messages: Any = history
-    if isinstance(history, dict):
-        if "messages" not in history:
-            msg = "a dict history needs a 'messages' list (Anthropic wire format)"
-            raise HistoryFormatError(msg)
-        system = history.get("system", UNSET)
-        messages = history["messages"]
+    all of it in one transaction (a crash leaves no half-imported conversation).
+
+    ``history`` is a list of messages or any format's request dict; the system prompt of
+    a dict (``system``, ``instructions``, ``system_instruction``) goes with the first turn.
+    """
+    env = split_envelope(history) if isinstance(history, dict) else None
+    messages: Any = env.messages if env is not None else history
     if not isinstance(messages, list) or not messages:
         msg = "import_history needs a non-empty list of messages"
         raise HistoryFormatError(msg)
     title = convs.checked_title(title)
-    segments = segment_turns(history)
+    _fmt, spans, _turns = turn_entry_spans(history)
     # leading system messages (and anything before the first turn) join the first turn
-    bounds = [0, *(t.start for t in segments.turns[1:]), len(messages)]
     turns: list[PreparedTurn] = []
-    for a, b in itertools.pairwise(bounds):
-        if a == b:
-            continue
+    for a, b in spans:
         chunk: Any = messages[a:b]
-        if not turns and system is not UNSET:
-            chunk = {"system": system, "messages": chunk}
+        if not turns and env is not None and env.system_key is not None:
+            chunk = {env.system_key: env.system, env.messages_key: chunk}
         turns.append(PreparedTurn(chunk))  # every turn validated before the transaction
     refuse_damaged(ctx)
     now = time.time()

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from glyphfold.compaction.history.wire import join_envelope
 from glyphfold.compaction.store.backend import Tx
 from glyphfold.compaction.store.records import StoredMessage
 
@@ -123,7 +124,7 @@ def insert_message(
 
 
 def wire(fmt: str | None, system: Any, payloads: list[dict[str, Any]]) -> Any:
-    """The wire history of stored payloads: a list, or Anthropic's dict with its system."""
-    if fmt == "anthropic" and system is not UNSET:
-        return {"system": system, "messages": payloads}
-    return payloads
+    """The wire history of stored payloads: a list, or the format's envelope dict with its
+    system prompt under the format's own key (``system``, ``instructions``,
+    ``system_instruction``)."""
+    return join_envelope(fmt, payloads, system, with_system=system is not UNSET)

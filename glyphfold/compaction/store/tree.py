@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.messages import to_wire
 from glyphfold.compaction.history.model import History
+from glyphfold.compaction.history.wire import split_envelope
 from glyphfold.compaction.store import canon
 from glyphfold.compaction.store import conversations as convs
 from glyphfold.compaction.store.backend import Tx
@@ -40,36 +41,45 @@ from glyphfold.errors import (
 )
 
 
-def turn_input(turn: Any) -> tuple[Any, list[Any]]:
-    """(system or UNSET, the messages) of what ``commit_turn`` was given; validated."""
+def turn_input(turn: Any) -> tuple[Any, list[Any], Mapping[str, Any] | None]:
+    """(system or UNSET, the messages, the envelope dict or None) of what ``commit_turn``
+    was given; validated. A dict is any format's envelope holding only its messages and
+    its system prompt (``{"system", "messages"}``, ``{"instructions", "input"}``,
+    ``{"system_instruction", "contents"}``)."""
     system: Any = UNSET
+    envelope: Mapping[str, Any] | None = None
     if isinstance(turn, History):
         turn = to_wire(turn)  # the store keeps wire payloads
     if isinstance(turn, dict):
-        if set(turn) - {"system", "messages"} or "messages" not in turn:
+        env = split_envelope(turn)
+        extra = set(turn) - {env.messages_key, env.system_key}
+        if extra:
             msg = (
-                "commit_turn takes a list of messages or an Anthropic "
-                f"{{'system': ..., 'messages': [...]}} dict, got keys {sorted(turn)}"
+                "commit_turn takes a list of messages or a request dict holding only its "
+                "messages and system prompt ({'system': ..., 'messages': [...]}, "
+                "{'instructions': ..., 'input': [...]}, {'system_instruction': ..., "
+                f"'contents': [...]}}), got keys {sorted(turn)}"
             )
             raise HistoryFormatError(msg)
-        if "system" in turn:
-            system = turn["system"]
-        turn = turn["messages"]
+        if env.system_key is not None:
+            system = env.system
+        envelope = turn
+        turn = env.messages
     if isinstance(turn, (str, bytes)) or not isinstance(turn, Sequence):
         msg = f"commit_turn needs a list of message dicts, got {type(turn).__name__}"
         raise HistoryFormatError(msg)
     if not turn:
         msg = "commit_turn needs at least one message (a turn is never empty)"
         raise InputError(msg)
-    return system, list(turn)
+    return system, list(turn), envelope
 
 
 class PreparedTurn:
     """A turn serialised and canonicalised before any lock is taken (fail early)."""
 
     def __init__(self, turn: Any) -> None:
-        system, self.messages = turn_input(turn)
-        self.format = canon.signal_format(self.messages, anthropic_envelope=system is not UNSET)
+        system, self.messages, envelope = turn_input(turn)
+        self.format = canon.signal_format(self.messages, envelope=envelope)
         self.canons = canon.canon_messages(self.messages, format=self.format)
         self.payloads = [dumps(m) for m in self.messages]
         self.system_json = None if system is UNSET else dumps(system)

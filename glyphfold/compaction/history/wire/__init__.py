@@ -6,7 +6,10 @@ it uses; :data:`WIRE_FORMATS` maps the names of :mod:`~glyphfold.compaction.hist
 to them. A format whose canonical message is not one wire entry (Responses items: a
 run of assistant-side items is one canonical message) also provides
 ``parse_messages(entries)`` and ``serialise_messages(messages)``. The envelope
-fields say where a dict request body keeps its messages and its system prompt.
+fields say where a dict request body keeps its messages and its system prompt; the
+facts below them (which message may come first, whether roles alternate, where the
+system prompt sits, how a prompt-cache breakpoint is written, the shape of a text and an
+image part) are what the rest of glyphfold asks instead of testing a format's name.
 Adding a format = one module + one row here.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from glyphfold.compaction.history.model import (
@@ -30,12 +34,16 @@ from glyphfold.errors import HistoryFormatError
 
 __all__ = [
     "WIRE_FORMATS",
+    "CacheMarker",
+    "Envelope",
     "WireFormat",
     "envelope_format",
+    "join_envelope",
     "message_signal",
     "messages_key",
     "parse_entries",
     "serialise_entries",
+    "split_envelope",
     "unpriced_keys_of",
     "wire_format",
 ]
@@ -47,6 +55,18 @@ def _never(_: Mapping[str, Any]) -> bool:
 
 def _no_system_check(_: Any) -> str | None:
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheMarker:
+    """How a format writes a prompt-cache breakpoint on a message."""
+
+    key: str  # the key of the marker ("cache_control", "cachePoint", ...)
+    value: Mapping[str, Any]  # its value, copied into the wire as a plain dict
+    as_block: bool = False  # True: the marker is a block of its own at the message's end
+    # True: place one only when the history already uses explicit markers (the
+    # provider's automatic prefix caching needs none)
+    explicit_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +90,37 @@ class WireFormat:
     # the keys a message's wire dicts send beyond what its blocks price (None: the
     # estimate's own key sets, made for Chat Completions and Anthropic, apply)
     unpriced_keys: Callable[[Message], list[str]] | None = None
+    # -- facts the other modules ask (never ``if fmt == ...``)
+    # the system prompt is a message of the list (OpenAI's "system"/"developer" role);
+    # False: it sits in the envelope under ``system_keys``
+    system_in_messages: bool = False
+    user_first: bool = False  # the first non-system message must be a user message
+    alternating: bool = False  # user and assistant messages strictly alternate
+    # a message with tool calls must come right after a user-side message (Gemini)
+    calls_follow_user: bool = False
+    cache_marker: CacheMarker | None = None  # None: the format takes no breakpoint
+    # envelope keys (besides the messages and the system prompt) whose content the
+    # provider puts in the model's context and bills: tool schemas, tool configuration
+    context_keys: tuple[str, ...] = ()
+    # the minimal dict of a text part and of an image part (None: parts have no "type")
+    text_part: Mapping[str, Any] | None = None
+    image_part: Mapping[str, Any] | None = None
+
+    @property
+    def system_key(self) -> str | None:
+        """The envelope key a system prompt is written under (None: it is a message)."""
+        return self.system_keys[0] if self.system_keys else None
+
+    def can_start(self, m: Message) -> bool:
+        """True when a history (after its system prompt) may begin with message ``m``."""
+        if m.tool_results:
+            return False  # a result without its call
+        if self.user_first and m.role != "user":
+            return False
+        return not (self.calls_follow_user and m.role == "assistant" and bool(m.tool_calls))
+
+
+_EPHEMERAL: Mapping[str, Any] = MappingProxyType({"type": "ephemeral"})
 
 
 WIRE_FORMATS: dict[str, WireFormat] = {
@@ -81,6 +132,11 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         openai.PART_TYPES,
         system_keys=(),
         label="OpenAI Chat Completions",
+        system_in_messages=True,
+        context_keys=("tools", "functions", "response_format"),
+        cache_marker=CacheMarker("cache_control", _EPHEMERAL, explicit_only=True),
+        text_part=MappingProxyType({"type": "text"}),
+        image_part=MappingProxyType({"type": "image_url", "image_url": {}}),
     ),
     ANTHROPIC: WireFormat(
         ANTHROPIC,
@@ -91,6 +147,12 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         envelope_signal=anthropic.envelope_signal,
         check_system=anthropic.check_system,
         label="Anthropic Messages",
+        user_first=True,
+        alternating=True,
+        context_keys=("tools",),
+        cache_marker=CacheMarker("cache_control", _EPHEMERAL),
+        text_part=MappingProxyType({"type": "text"}),
+        image_part=MappingProxyType({"type": "image"}),
     ),
     RESPONSES: WireFormat(
         RESPONSES,
@@ -106,6 +168,12 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         serialise_messages=responses.serialise_messages,
         unpriced_keys=responses.unpriced_keys,
         label="OpenAI Responses",
+        context_keys=("tools", "text"),
+        cache_marker=CacheMarker(
+            "prompt_cache_breakpoint", MappingProxyType({"mode": "explicit"}), explicit_only=True
+        ),
+        text_part=MappingProxyType({"type": "input_text"}),
+        image_part=MappingProxyType({"type": "input_image"}),
     ),
     GEMINI: WireFormat(
         GEMINI,
@@ -121,6 +189,8 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         serialise_messages=gemini.serialise_messages,
         unpriced_keys=gemini.unpriced_keys,
         label="Gemini contents",
+        calls_follow_user=True,
+        context_keys=("tools", "tool_config", "toolConfig"),
     ),
     BEDROCK: WireFormat(
         BEDROCK,
@@ -134,10 +204,18 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         serialise_messages=bedrock.serialise_messages,
         unpriced_keys=bedrock.unpriced_keys,
         label="Bedrock Converse",
+        user_first=True,
+        alternating=True,
+        context_keys=("toolConfig",),
+        cache_marker=CacheMarker(
+            "cachePoint", MappingProxyType({"type": "default"}), as_block=True
+        ),
     ),
 }
 assert tuple(WIRE_FORMATS) == FORMATS, "every format name needs its module"
 _ORDER = tuple(WIRE_FORMATS.values())
+# the keys dict envelopes keep their messages under, in the rows' order
+_MESSAGES_KEYS = tuple(dict.fromkeys(f.messages_key for f in _ORDER))
 # envelopes are told apart by their most specific keys first
 _ENVELOPE_ORDER = (RESPONSES, GEMINI, BEDROCK, ANTHROPIC)
 
@@ -161,10 +239,66 @@ def envelope_format(history: Mapping[str, Any]) -> str | None:
 
 def messages_key(history: Mapping[str, Any]) -> str | None:
     """The key under which a dict envelope keeps its messages (None: no known key)."""
-    for key in ("messages", "input", "contents"):
+    for key in _MESSAGES_KEYS:
         if key in history:
             return key
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """A history split into its messages and its system prompt, and where each sat."""
+
+    messages: list[Any]
+    format: str | None  # the format the container alone says (None: a list, or plain text)
+    messages_key: str | None  # None: a bare list
+    system_key: str | None  # the key the system prompt was found under (None: no prompt)
+    system: Any = None
+
+
+def split_envelope(history: Any) -> Envelope:
+    """The messages and system prompt of a wire history: a list or any format's dict."""
+    if not isinstance(history, Mapping):
+        return Envelope(list(history), None, None, None)
+    key = messages_key(history)
+    if key is None:
+        msg = (
+            f"a dict history needs one of the keys {', '.join(map(repr, _MESSAGES_KEYS))} "
+            f"(its messages), got keys {sorted(map(str, history))!r}"
+        )
+        raise HistoryFormatError(msg)
+    messages = history[key]
+    if key == "input" and isinstance(messages, str):  # Responses: input="text"
+        messages = [{"role": "user", "content": messages}]
+    if not isinstance(messages, list | tuple):
+        msg = f"{key!r} must be a list, got {type(messages).__name__}"
+        raise HistoryFormatError(msg)
+    fmt = envelope_format(history)
+    if fmt is None:  # plain text: only the messages key can tell ('messages' is shared)
+        owners = [f.name for f in _ORDER if f.messages_key == key]
+        fmt = owners[0] if len(owners) == 1 else None
+    rows = [WIRE_FORMATS[fmt]] if fmt is not None else _ORDER
+    for row in rows:
+        if row.messages_key != key:
+            continue
+        for skey in row.system_keys:
+            if skey in history:
+                return Envelope(list(messages), fmt, key, skey, history[skey])
+    return Envelope(list(messages), fmt, key, None)
+
+
+def join_envelope(
+    fmt: str | None, messages: list[Any], system: Any = None, *, with_system: bool = False
+) -> Any:
+    """The wire history of ``messages``: a list, or the format's dict when there is a system
+    prompt to carry (under the format's own key)."""
+    if not with_system:
+        return messages
+    row = WIRE_FORMATS[fmt] if fmt is not None else WIRE_FORMATS[ANTHROPIC]
+    if row.system_key is None:
+        msg = f"{row.label} keeps its system prompt as a message, not in an envelope key"
+        raise HistoryFormatError(msg)
+    return {row.system_key: system, row.messages_key: messages}
 
 
 def parse_entries(fmt: WireFormat, entries: Sequence[Any]) -> tuple[Message, ...]:

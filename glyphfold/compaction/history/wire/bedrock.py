@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
     Block,
     Image,
@@ -288,7 +289,7 @@ def serialise_messages(messages: Sequence[Message]) -> list[Any]:
 
 # --------------------------------------------------------------------------- pricing
 
-_MESSAGE_KEYS = frozenset({"role", "content", "x_glyphfold"})
+_MESSAGE_KEYS = frozenset({"role", "content", X_KEY})
 _BLOCK_KEYS = frozenset({"text", "image", "toolUse", "toolResult", "json"})
 _USE_KEYS = frozenset({"toolUseId", "name", "input"})
 _RESULT_KEYS = frozenset({"toolUseId", "content", "status"})

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
     Block,
     Image,
@@ -291,7 +292,7 @@ def serialise_messages(messages: Sequence[Message]) -> list[Any]:
 
 # --------------------------------------------------------------------------- pricing
 
-_MESSAGE_KEYS = frozenset({"role", "parts", "x_glyphfold"})
+_MESSAGE_KEYS = frozenset({"role", "parts", X_KEY})
 _PART_KEYS = frozenset(
     {"text", "thought", "inline_data", "inlineData", "file_data", "fileData"}
     | {"function_call", "functionCall", "function_response", "functionResponse"}

@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from glyphfold.compaction.history.images import parse_data_url
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
     Block,
     Image,
@@ -247,7 +248,7 @@ def parse_messages(entries: Sequence[Any]) -> tuple[Message, ...]:
 
 def _standalone(item: Mapping[str, Any]) -> bool:
     # glyphfold's own messages (snapshot acknowledgements, bridges) stay one message each
-    return "x_glyphfold" in item
+    return X_KEY in item
 
 
 # --------------------------------------------------------------------------- serialising
@@ -323,7 +324,8 @@ def _content(blocks: Sequence[Block], raw_content: Any, role: str) -> Any:
 
 def _message_item(m_role: str, base: Mapping[str, Any] | None, blocks: list[Block]) -> Any:
     if base is None or "content" not in base:  # new, or glyphfold's own {"role", "x_glyphfold"}
-        out: dict[str, Any] = {"type": "message", "role": m_role}
+        raw_role = base.get("role") if base is not None else None
+        out: dict[str, Any] = {"type": "message", "role": _wire_role(m_role, raw_role)}
         if m_role == "assistant" and all(isinstance(b, Text) and b.raw is None for b in blocks):
             # an easy assistant message: output_text parts would need an id and a status
             out["content"] = "\n\n".join(b.text for b in blocks)  # type: ignore[union-attr]
@@ -485,7 +487,7 @@ def serialise_messages(messages: Sequence[Message]) -> list[Any]:
 
 _ITEM_KEYS = frozenset(
     {"type", "id", "status", "role", "content", "call_id", "name", "arguments", "input"}
-    | {"output", "error", "x_glyphfold"}
+    | {"output", "error", X_KEY}
 )
 _PART_KEYS = frozenset({"type", "text", "image_url"})
 

@@ -9,13 +9,14 @@ entry. Helpers every rung needs (regions, costs, tool names) are in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from glyphfold.compaction.history.markers import glyphfold_meta
 from glyphfold.compaction.history.model import History, Message
 from glyphfold.compaction.ladder.ledger import LedgerEntry
+from glyphfold.render.profiles import Profile
 
 __all__ = ["Rung", "RungContext", "RungOutcome"]
 
@@ -27,12 +28,12 @@ class RungContext:
     target_tokens: int  # the history must end at or under this (budget minus reserve)
     count: Callable[[History], int]  # token estimate of a whole history
     count_message: Callable[[Message], int]  # token estimate of one message (images sent)
-    profile: Any  # glyphfold.render.profiles.Profile
+    profile: Profile  # the provider profile pages are priced and sized for
     # per-message estimates of a history, as ``count`` prices them (position-aware)
     costs: Callable[[History], tuple[int, ...]] | None = None
     pinned: frozenset[int] = frozenset()  # id() of pinned Message objects
     dry_run: bool = False
-    options: Mapping[str, Any] = field(default_factory=dict)
+    reactive: bool = False  # recovery after an overflow (SPEC §3.6), not a proactive run
     tokens: int | None = None  # the estimate of the history this rung receives, if known
     history_id: int | None = None  # id() of that history
     # the tail (SPEC §1): the newest messages, a suffix no rung touches; the ladder
@@ -72,7 +73,20 @@ class RungOutcome:
 
 
 class Rung(Protocol):
+    """One rung of the ladder (docs/architecture.md: a rung = one module + one registry row).
+
+    ``name`` is its registry name (``--rungs``, ``LadderConfig``, the ledger);
+    ``model_free`` is False when it calls a model (recovery after an overflow may not
+    use it, SPEC §5.1). ``apply`` returns a new history that fits ``ctx.target_tokens``
+    as closely as the rung can without removing more than the target needs (SPEC §5.6),
+    never touches the head, the tail (``ctx.tail_messages``) or pinned steps, never
+    mutates its input, and returns the input object itself with ``entry=None`` when it
+    changed nothing; every message it removes is accounted for in its ledger entry.
+    """
+
     name: str
     model_free: bool
 
-    def apply(self, history: History, ctx: RungContext) -> RungOutcome: ...
+    def apply(self, history: History, ctx: RungContext) -> RungOutcome:
+        """Shorten ``history`` toward ``ctx.target_tokens``; see the class docstring."""
+        ...

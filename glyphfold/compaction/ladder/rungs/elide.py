@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from glyphfold.checks import check_int
 from glyphfold.compaction.history.markers import is_marker
 from glyphfold.compaction.history.model import History, Image, Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.provider_blocks import is_thinking_block, thinking_chars
@@ -44,7 +46,8 @@ from glyphfold.compaction.ladder.rungs.common import (
     tool_names,
 )
 from glyphfold.compaction.ladder.rungs.notable import (
-    ElideConfig,
+    DEFAULT_ERROR_PATTERNS,
+    compile_error_patterns,
     elision_stub,
     error_text,
     is_stub,
@@ -58,6 +61,66 @@ from glyphfold.compaction.ladder.rungs.superseded import (
 )
 
 __all__ = ["Elide", "ElideConfig"]
+
+
+POLICIES: tuple[str, ...] = ("spec", "unremarkable")
+
+
+@dataclass(frozen=True, slots=True)
+class ElideConfig:
+    """Rules of the elision rung; every default has its reason in the comment."""
+
+    keep_newest_results: int = 4  # the model is usually acting on its last few results
+    short_result_chars: int = 600  # a ~45-char stub saves little below ~150 tokens
+    protected_tools: frozenset[str] = frozenset()  # e.g. {"todo_write", "memory"}
+    keep_errors: bool = True  # errors drive the agent's next step
+    error_patterns: tuple[str, ...] = DEFAULT_ERROR_PATTERNS
+    digest_hex: int = 6  # enough to tell two results apart, short enough to ignore
+    # where tools print their verdict: a command's first lines and its last ones (exit
+    # codes, tracebacks, test summaries); the middle of a long result is file content
+    scan_head_chars: int = 2000
+    scan_tail_chars: int = 6000
+    # a write_file body or a patch is read once, like a result; values up to
+    # short_result_chars (a path, a flag) stay, so the call still says what it did
+    clear_arguments: bool = True
+    # the provider strips earlier turns' thinking; clearing it keeps the stored history small
+    clear_thinking: bool = True
+    # "spec": only results SPEC §5.8 lets go (superseded, duplicates, progress noise,
+    # confirmations, empty outputs; glyphfold.compaction.ladder.rungs.superseded): file
+    # contents, search results, test runs and errors go to the snapshot, which keeps
+    # every word. "unremarkable": every old result with no notable event (0.1's rule).
+    policy: str = "spec"
+
+    def __post_init__(self) -> None:
+        for name in (
+            "keep_newest_results",
+            "short_result_chars",
+            "scan_head_chars",
+            "scan_tail_chars",
+        ):
+            check_int(name, getattr(self, name), minimum=0, error=ValueError)
+        if self.policy not in POLICIES:
+            msg = f"elide policy must be one of {POLICIES}, got {self.policy!r}"
+            raise ValueError(msg)
+        if not 4 <= self.digest_hex <= 40:
+            msg = f"digest_hex must be in 4..40 hex digits, got {self.digest_hex}"
+            raise ValueError(msg)
+        if not isinstance(self.protected_tools, frozenset):
+            msg = (
+                f"protected_tools must be a frozenset of tool names, got "
+                f"{type(self.protected_tools).__name__}; wrap it: frozenset({{...}})"
+            )
+            raise TypeError(msg)
+        for p in self.error_patterns:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                msg = f"error pattern {p!r} is not a valid regex ({exc}); fix or remove it"
+                raise ValueError(msg) from exc
+
+    def compiled_errors(self) -> re.Pattern[str]:
+        """All error patterns as one multiline regex."""
+        return compile_error_patterns(self.error_patterns)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,12 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.history.images import (
-    ImageInfo,
-    decode_image_data,
-    image_info,
-    image_placeholder,
-)
+from glyphfold.compaction.history.images import describe_image, image_placeholder
 from glyphfold.compaction.history.markers import is_marker
 from glyphfold.compaction.history.model import (
     Block,
@@ -41,18 +36,6 @@ from glyphfold.compaction.ladder.rungs.common import kept_steps, regions, tool_n
 class StripConfig:
     """Options of the image rung. Which images stay is the tail's business
     (``LadderConfig.tail_tokens``); the rung has no option of its own today."""
-
-
-def describe_image(img: Image) -> ImageInfo:
-    """Size and format of a canonical image (header bytes when inline)."""
-    if img.data is not None:
-        raw = decode_image_data(img.data)
-        info = image_info(raw, nbytes=len(img.data) * 3 // 4, media_type=img.media_type)
-        if info.width is None and img.width:
-            info = dataclasses.replace(info, width=img.width, height=img.height)
-        return info
-    fmt = (img.media_type or "").rpartition("/")[2].upper() or "image"
-    return ImageInfo(img.width, img.height, fmt, 0)
 
 
 def _placeholder(img: Image, origin: str) -> str:

@@ -34,7 +34,7 @@ from glyphfold.compaction.history.steps import Regions, Step
 from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
 from glyphfold.compaction.ladder.rungs.base import RungContext, RungOutcome
 from glyphfold.compaction.ladder.rungs.common import kept_steps, regions, tool_names
-from glyphfold.compaction.ladder.rungs.snapshot.source import serialise
+from glyphfold.compaction.ladder.rungs.transcribe import serialise
 from glyphfold.compaction.ladder.summarizers import summarize_bounded, summary_input_chars
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, plain_text
 from glyphfold.errors import SummarizerError

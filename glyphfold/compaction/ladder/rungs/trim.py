@@ -98,7 +98,7 @@ class Trim:
         turns_before = len(segment_turns(history).turns)
         turns_after = len(segment_turns(done.history).turns)
         event = HistoryTrimmed(
-            reason="overflow_recovery" if ctx.options.get("reactive") else "token_budget",
+            reason="overflow_recovery" if ctx.reactive else "token_budget",
             dropped_messages=len(done.indices),
             dropped_turns=turns_before - turns_after,
             kept_turns=turns_after,

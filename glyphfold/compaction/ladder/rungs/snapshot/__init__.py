@@ -49,7 +49,8 @@ from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
     format_factsheet,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, Planner, Unit
-from glyphfold.compaction.ladder.rungs.snapshot.source import Source, cut_marker, join
+from glyphfold.compaction.ladder.rungs.snapshot.source import Source, cut_marker
+from glyphfold.compaction.ladder.rungs.transcribe import join
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
 from glyphfold.render.profiles import Profile
@@ -60,7 +61,7 @@ __all__ = ["SNAPSHOT_VERSION", "Renderer", "Snapshot", "SnapshotConfig"]
 # A glyphfold.render_text-compatible renderer: called as renderer(text, profile=...,
 # shape=, font=, bits=, reflow=, collapse= (and ink= when SnapshotConfig.tool_ink is
 # set)); its result has .pages whose items carry png, width, height, source_span and
-# image_tokens like glyphfold.render.api.Page.
+# image_tokens like glyphfold.render.page.Page.
 Renderer: TypeAlias = Callable[..., Any]
 
 _BRIDGES = 7 + 24  # an assistant bridge before a snapshot and an acknowledgement after it

@@ -35,8 +35,8 @@ from glyphfold.compaction.ladder.rungs.snapshot.source import (
     Source,
     cut_marker,
     dropped_marker,
-    join,
 )
+from glyphfold.compaction.ladder.rungs.transcribe import join
 
 __all__ = ["Plan", "Planner", "RunText", "Treatment", "Unit"]
 

@@ -1,44 +1,31 @@
 """The text a snapshot images: one transcript piece per message, at a chosen treatment.
 
 Each message of the imaged middle becomes one piece of transcript
-(:class:`~glyphfold.compaction.ladder.transcript.TranscriptBuilder`); the pieces of a
+(:func:`~glyphfold.compaction.ladder.rungs.transcribe.piece`); the pieces of a
 run of steps, joined, are the text of one snapshot. Earlier snapshots unfold to
 their source and earlier summaries to their text, so pages are always drawn from
-text (SPEC §5.3). When the pages cannot hold everything, tool output is cut first
-(SPEC §5.9): a piece can be built at a tighter *level* (smaller head+tail caps per
-tool result and per argument), or *elided* (its tool results and long arguments
-become stubs); narrative is only ever dropped whole or from its start, by the
-planner. Pieces are cached per (message, level): the planner tries many variants.
+text (SPEC §5.3). At level 0 a piece holds every word (SPEC §5.9: no per-result cap
+unless the caller set one). Only when even the densest pages cannot hold the middle
+is tool output cut (SPEC §5.9): a piece can be built at a tighter *level* (head+tail
+caps per tool result and per argument, :data:`LEVEL_RESULT_CAPS`), or *elided* (its
+tool results and long arguments become stubs that keep the original output's size
+and hash; a result that already is a stub stays as it is). An earlier snapshot's
+source is shortened the same way, by its result marks. Narrative is only ever
+dropped whole or from its start, by the planner. Pieces are cached per
+(message, level): the planner tries many variants.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
-from glyphfold.compaction.history.markers import (
-    BREADCRUMB,
-    BRIDGE,
-    SNAPSHOT,
-    SNAPSHOT_ACK,
-    SUMMARY,
-    glyphfold_meta,
-    marker_kind,
-)
-from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult
-from glyphfold.compaction.history.provider_blocks import is_thinking_block
-from glyphfold.compaction.ladder.rungs.common import result_text, stub_arguments
-from glyphfold.compaction.ladder.rungs.notable import elision_stub, is_stub
-from glyphfold.compaction.ladder.rungs.strip_images import describe_image
-from glyphfold.compaction.ladder.transcript import (
-    TranscriptBuilder,
-    TranscriptConfig,
-    shorten_results,
-    tool_output_spans,
-)
+from glyphfold.compaction.history.markers import SNAPSHOT, glyphfold_meta, marker_kind
+from glyphfold.compaction.history.model import Message, ToolCall, ToolResult
+from glyphfold.compaction.ladder.rungs.transcribe import piece
+from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 
-__all__ = ["LEVELS", "Source", "dropped_marker", "serialise"]
+__all__ = ["LEVELS", "Source", "dropped_marker"]
 
 LEVELS = 5  # tighter cap levels after the configured one; level LEVELS + 1 = elided
 # per-result and per-argument caps of levels 1..LEVELS when level 0 has no cap
@@ -46,7 +33,6 @@ LEVEL_RESULT_CAPS = (8000, 4000, 2000, 1000, 400)
 LEVEL_ARGS_CAPS = (2000, 1000, 500, 250, 120)
 _MIN_RESULT_CAP = 200
 _MIN_ARGS_CAP = 80
-_ELIDED_ARG_CHARS = 120  # in elided pieces, argument values longer than this become stubs
 
 
 def level_config(base: TranscriptConfig, level: int) -> TranscriptConfig:
@@ -64,79 +50,6 @@ def level_config(base: TranscriptConfig, level: int) -> TranscriptConfig:
         max_result_chars=cap(base.max_result_chars, LEVEL_RESULT_CAPS, _MIN_RESULT_CAP),
         max_args_chars=cap(base.max_args_chars, LEVEL_ARGS_CAPS, _MIN_ARGS_CAP),
     )
-
-
-def _body_stub(body: str) -> str:
-    """A result body of an earlier snapshot's source as a one-line stub (its size, hash)."""
-    return body if is_stub(body) else elision_stub(body, tool_name="result")
-
-
-def _image_desc(img: Image) -> str:
-    info = describe_image(img)
-    size = f"{info.width}x{info.height} " if info.width else ""
-    return f"{size}{info.format}"
-
-
-def _other_block(tb: TranscriptBuilder, b: Any) -> None:
-    if is_thinking_block(b):
-        raw = b.raw
-        text = raw.get("thinking") if isinstance(raw.get("thinking"), str) else ""
-        tb.text(f"[{raw.get('type')}: {len(text):,} chars]")
-        return
-    raw = getattr(b, "raw", None)
-    kind = raw.get("type") if isinstance(raw, dict) else None
-    tb.text(f"[{kind or type(b).__name__.lower()} block]")
-
-
-def _blocks(tb: TranscriptBuilder, m: Message, names: dict[str, str], elided: bool) -> None:
-    for b in m.blocks:
-        if isinstance(b, Text):
-            tb.text(b.text)
-        elif isinstance(b, ToolCall):
-            call = stub_arguments(b, min_chars=_ELIDED_ARG_CHARS) if elided else None
-            tb.call(b.name, (call or b).arguments, call_id=b.id)
-        elif isinstance(b, ToolResult):
-            name = names.get(b.call_id)
-            text = result_text(b)
-            if elided and text and not is_stub(text):  # a stub keeps the original's size, hash
-                text = elision_stub(text, tool_name=name)
-            tb.result(text, name=name, call_id=b.call_id, is_error=b.is_error)
-            for c in b.content:
-                if isinstance(c, Image):
-                    tb.image(_image_desc(c))
-        elif isinstance(b, Image):
-            tb.image(_image_desc(b))
-        else:
-            _other_block(tb, b)
-
-
-def piece(
-    m: Message, names: dict[str, str], config: TranscriptConfig, *, elided: bool = False
-) -> str:
-    """The transcript of one message ("" for bridges and acknowledgements)."""
-    kind = marker_kind(m)
-    if kind in (SNAPSHOT_ACK, BRIDGE) or (kind == BREADCRUMB and m.role == "assistant"):
-        return ""
-    tb = TranscriptBuilder(config=config)
-    if kind == SNAPSHOT:
-        tb.begin(0, "earlier snapshot")
-        source = str(glyphfold_meta(m).get("source", ""))
-        if elided:
-            source = shorten_results(source, None, stub=_body_stub)
-        else:
-            source = shorten_results(
-                source, config.max_result_chars, head_fraction=config.head_fraction
-            )
-        tb.raw(source)
-    elif kind == SUMMARY:  # a model's words: content, not transcript
-        tb.begin(0, "earlier summary")
-        tb.text(m.text)
-    else:
-        # an Anthropic user message that only answers tool calls reads as tool output
-        only_results = bool(m.blocks) and all(isinstance(b, ToolResult) for b in m.blocks)
-        tb.begin(0, "tool" if only_results else m.role)
-        _blocks(tb, m, names, elided)
-    return tb.getvalue()
 
 
 def has_tool_output(m: Message) -> bool:
@@ -187,29 +100,3 @@ class Source:
             text = piece(self.messages[pos], self.names, cfg, elided=elided)
             self._cache[key] = text
         return text
-
-
-def join(pieces: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
-    """Pieces joined as one builder would write them; the (start, end) span of each."""
-    parts: list[str] = []
-    spans: list[tuple[int, int]] = []
-    n = 0
-    for p in pieces:
-        if not p:
-            spans.append((n, n))
-            continue
-        if parts:
-            parts.append("\n")
-            n += 1
-        spans.append((n, n + len(p)))
-        parts.append(p)
-        n += len(p)
-    return "".join(parts), spans
-
-
-def serialise(
-    messages: list[tuple[int, Message]], names: dict[str, str], config: TranscriptConfig
-) -> tuple[str, list[tuple[int, int, int]]]:
-    """Transcript of ``(index, message)`` pairs and each message's (index, start, end) span."""
-    text, spans = join([piece(m, names, config) for _, m in messages])
-    return text, [(i, s, e) for (i, _), (s, e) in zip(messages, spans, strict=True) if e > s]
