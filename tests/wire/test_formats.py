@@ -152,10 +152,15 @@ def test_second_pass_rerenders_from_source(fmt, bodies):
     # which the second pass images together with the first pass's snapshot
     body = bodies[fmt]
     half = glyphfold.estimate_history_tokens(body) // 2
-    first = glyphfold.compact(body, budget=half, profile=PROFILES[fmt], rungs=["snapshot"])
+    # one snapshot per pass: the user messages imaged with the rest (SPEC §5.9 keeps them
+    # text by default, which splits the pages around each of them)
+    one = glyphfold.LadderConfig(snapshot=glyphfold.SnapshotConfig(keep_user_text=False))
+    first = glyphfold.compact(
+        body, budget=half, profile=PROFILES[fmt], rungs=["snapshot"], config=one
+    )
     again = first.tokens_after * 2 // 3
     second = glyphfold.compact(
-        first.messages, budget=again, profile=PROFILES[fmt], rungs=["snapshot"]
+        first.messages, budget=again, profile=PROFILES[fmt], rungs=["snapshot"], config=one
     )
     snap = [e for e in second.ledger if e.rung == "snapshot"]
     assert snap, [(e.rung, e.note) for e in second.ledger]
