@@ -7,6 +7,7 @@ Public names are resolved lazily from the explicit table below, so that
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 from glyphfold.errors import (
@@ -99,16 +100,24 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
     from glyphfold.compaction.store import open_store
     from glyphfold.fonts.pixel import bundled_fonts
-    from glyphfold.render.api import RenderResult, render_text
+    from glyphfold.render.api import PageStream, RenderResult, iter_pages, render_text
+    from glyphfold.render.options import RenderOptions
     from glyphfold.render.profiles import Profile, get_profile, profile_names
     from glyphfold.render.shapes import Shape, get_shape, shape_names
     from glyphfold.render.warm import warm_up
 
 __version__ = "0.2.0"
 
+# the library's log records (one per compaction, the kernels' compile notice) stay silent
+# unless the application configures logging (docs/integrations.md, "Observability")
+logging.getLogger("glyphfold").addHandler(logging.NullHandler())
+
 # public name -> module that defines it (explicit registry, no import side effects)
 _LAZY: dict[str, str] = {
     "render_text": "glyphfold.render.api",
+    "iter_pages": "glyphfold.render.api",
+    "PageStream": "glyphfold.render.api",
+    "RenderOptions": "glyphfold.render.options",
     "RenderResult": "glyphfold.render.api",
     "Profile": "glyphfold.render.profiles",
     "get_profile": "glyphfold.render.profiles",
@@ -223,7 +232,9 @@ __all__ = [
     "OpenAIRequestCounter",
     "OrphansSwept",
     "OverflowRecovery",
+    "PageStream",
     "Profile",
+    "RenderOptions",
     "RenderResult",
     "RequestCounter",
     "RoleTokens",
@@ -257,6 +268,7 @@ __all__ = [
     "get_profile",
     "get_shape",
     "is_context_overflow_error",
+    "iter_pages",
     "needs_compaction",
     "open_store",
     "prepare_request",

@@ -35,7 +35,7 @@ class LoopOptions(TypedDict, total=False):
 
     window: int  # the model's context window: the hard limit
     ratio: float  # with window alone: the budget as effective_context_budget resolves it
-    low: float  # a compaction brings the history to low * budget (default 0.6)
+    low: float  # a compaction brings the history to low * budget (default 0.4)
     reserve: int  # tokens of the window kept for the reply
     profile: str | Profile  # default: the model's
     counter: RequestCounter

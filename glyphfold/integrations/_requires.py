@@ -14,14 +14,19 @@ import re
 
 __all__ = ["FLOORS", "require"]
 
-# extra -> (distribution, lowest version the adapter works with)
+# extra -> (distribution, lowest version the adapter is tested with), found by installing
+# older releases (.ci/floors): below these the adapter or the framework's own offline test
+# model is missing something (pydantic-ai 1.x: no NativeToolReturnPart, CachePoint or
+# capabilities; openai-agents < 0.21: no agents.testing; llama-index-core < 0.14.12: no
+# MockFunctionCallingLLM(response_generator=); smolagents < 1.19: no
+# ChatMessageToolCallFunction)
 FLOORS: dict[str, tuple[str, str]] = {
     "langchain": ("langchain", "1.1.0"),
     "langgraph": ("langgraph", "1.0.0"),
-    "openai-agents": ("openai-agents", "0.6.0"),
-    "pydantic-ai": ("pydantic-ai-slim", "1.50.0"),
-    "smolagents": ("smolagents", "1.20.0"),
-    "llamaindex": ("llama-index-core", "0.14.0"),
+    "openai-agents": ("openai-agents", "0.21.0"),
+    "pydantic-ai": ("pydantic-ai-slim", "2.2.0"),
+    "smolagents": ("smolagents", "1.19.0"),
+    "llamaindex": ("llama-index-core", "0.14.12"),
 }
 
 

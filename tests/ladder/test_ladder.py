@@ -9,7 +9,13 @@ import json
 import pytest
 
 import glyphfold
-from glyphfold.compaction.history.events import EventBus, HistoryTrimmed, SummaryFailed, default_bus
+from glyphfold.compaction.history.events import (
+    Compacted,
+    EventBus,
+    HistoryTrimmed,
+    SummaryFailed,
+    default_bus,
+)
 from glyphfold.compaction.history.messages import to_canonical
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.validate import find_violations
@@ -198,8 +204,43 @@ def first_pass_with_text_steps(session, config=None):
     raise AssertionError("no budget kept two middle steps as text")
 
 
-def test_second_pass_rerenders_from_source(session):
-    """SPEC §5.3: the next pass unfolds the previous source in front of newer steps."""
+_MARK = ', "cache_control": {"type": "ephemeral"}'
+
+
+def test_second_pass_keeps_the_blocks_sent_and_adds_a_new_one(session):
+    """SPEC §5.10: pages already sent stay byte for byte in place; newly old steps
+    become a new block after them; the ledger says frozen / new / merged."""
+    first = first_pass_with_text_steps(session)
+    as_json = json.loads(json.dumps(first.messages))  # what a harness stores and reloads
+    before = copy.deepcopy(as_json)
+    second = compact(as_json, budget=first.tokens_after - 1_000, rungs="snapshot")
+    assert as_json == before
+    assert find_violations(second.messages) == []
+    entry = snapshot_entry(second)
+    assert (entry.extra["frozen_blocks"], entry.extra["new_blocks"]) == (1, 1)
+    assert entry.extra["merged_blocks"] == 0 and "merge_reason" not in entry.extra
+    assert not entry.extra["lossy"] and "kept as sent" in entry.note
+    m1, m2 = wire_messages(first.messages), wire_messages(second.messages)
+    (at,) = [i for i, m in enumerate(m1) if kind(m) == "snapshot"]
+    # everything up to the first block (and the block itself) is the same, byte for byte
+    # but for our cache breakpoint, which moves to the newest block (one of ours)
+    assert json.dumps(m2[: at + 1]).replace(_MARK, "") == json.dumps(m1[: at + 1]).replace(
+        _MARK, ""
+    )
+    blocks = snapshots(second)
+    assert len(blocks) == 2 and blocks[0]["x_glyphfold"] == m1[at]["x_glyphfold"]
+    assert json.dumps(m2).count(_MARK) == json.dumps(m1).count(_MARK) <= 1
+    assert blocks[1]["x_glyphfold"]["block"] != blocks[0]["x_glyphfold"]["block"]
+    # the new block holds only the newly old steps: no pass-1 source in it
+    assert plain_text(blocks[0]["x_glyphfold"]["source"])[:200] not in plain_text(
+        blocks[1]["x_glyphfold"]["source"]
+    )
+    assert {p.png for p in first.pages}.isdisjoint(p.png for p in second.pages)
+    assert second.tokens_after <= first.tokens_after - 1_000
+
+
+def test_second_pass_rerenders_from_source_when_merging(session):
+    """SPEC §5.3: a merging pass unfolds the previous source in front of newer steps."""
     first = first_pass_with_text_steps(session)
     as_json = json.loads(json.dumps(first.messages))  # what a harness stores and reloads
     # tighter: the steps kept as text must move into the imaged middle
@@ -207,7 +248,7 @@ def test_second_pass_rerenders_from_source(session):
         as_json,
         budget=first.tokens_after - 1_000,
         rungs="snapshot",
-        config=LadderConfig(snapshot=AS_01),
+        config=LadderConfig(snapshot=AS_01, freeze_blocks=False),
     )
     assert find_violations(second.messages) == []
     entry = snapshot_entry(second)
@@ -222,8 +263,20 @@ def test_second_pass_rerenders_from_source(session):
     assert sum(len(s["x_glyphfold"]["source"]) for s in snapshots(second)) > len(src1) + 1000
     rows = entry.removed
     assert any("re-rendered from its source" in r.detail for r in rows)
-    # nothing of the earlier pages' pixels is reused: no pass-1 PNG appears in pass 2
-    assert not {p.png for p in first.pages} & {p.png for p in second.pages}
+    # drawn again from text: the pages start differently (the "[earlier snapshot]" line);
+    # once the page breaks fall where pass 1's fell, the same text gives the same pixels
+    assert first.pages[0].png != second.pages[0].png
+    assert [p.source_span for p in second.pages[: len(first.pages)]] != [
+        p.source_span for p in first.pages
+    ]
+    # nothing of the earlier pages' pixels is reused: a pass-1 PNG appears in pass 2 only
+    # as the render of the very same text (word wrap re-synchronises rows after the
+    # "[earlier snapshot]" line, so an unchanged stretch can render byte for byte again)
+    earlier = {p.png: src1[slice(*p.source_span)] for p in first.pages}
+    sources = [s["x_glyphfold"]["source"] for s in snapshots(second)]
+    for p in second.pages:
+        if p.png in earlier:
+            assert any(src[slice(*p.source_span)] == earlier[p.png] for src in sources)
 
 
 def test_second_pass_with_drop_keeps_the_newest_source(session):
@@ -249,6 +302,9 @@ def test_second_pass_with_drop_keeps_the_newest_source(session):
         config=cfg,
     )
     entry = snapshot_entry(second)
+    # the page cap leaves the frozen block no room for a new one: merged, and said why
+    assert entry.extra["merged_blocks"] == 1 and entry.extra["merge_reason"] == "image limit"
+    assert "merged, re-rendered from their source" in entry.note
     src2 = snapshots(second)[0]["x_glyphfold"]["source"]
     assert entry.extra["dropped_chars"] > 0 and entry.extra["lossy"]
     # the pages lost the oldest text; the retained source keeps every word (SPEC §5.9)
@@ -680,8 +736,9 @@ def test_ladder_events_reach_the_callers_bus(session):
         raise RuntimeError("no key")
 
     result = compact(session, budget=BUDGET, rungs="summary,trim", summarizer=broken, bus=bus)
-    assert [type(e) for e in seen] == [SummaryFailed, HistoryTrimmed]
-    assert set(map(type, result.events)) == {HistoryTrimmed, SummaryFailed}
+    # the ladder's own events, then the Compacted record of the whole call
+    assert [type(e) for e in seen] == [SummaryFailed, HistoryTrimmed, Compacted]
+    assert set(map(type, result.events)) >= {HistoryTrimmed, SummaryFailed}
     seen.clear()
     compact(session, budget=BUDGET, rungs="summary,trim", summarizer=broken, bus=bus, dry_run=True)
     assert seen == []

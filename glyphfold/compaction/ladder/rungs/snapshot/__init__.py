@@ -9,11 +9,18 @@ pages in the order of SPEC §5.6. The newest real user message and pinned steps
 stay text where they are: the imaged steps before and after them become one
 snapshot each, so the model reads everything in the order it happened.
 
-Re-render from source (SPEC §5.3): a snapshot message keeps its source text in
-``meta["x_glyphfold"]`` and, in wire output, under the ``x_glyphfold`` key
-(stripped by :func:`glyphfold.compaction.ladder.provider.provider_messages`). A
-later pass finds earlier snapshots in its middle, unfolds their source in place,
-and renders everything once more from text; pages are never made from pages.
+Blocks, frozen (SPEC §5.10): a snapshot message is a *block* (reading guide, pages,
+factsheet for one run of old steps); it keeps its full source text and a stable
+block id in ``meta["x_glyphfold"]`` and, in wire output, under the ``x_glyphfold``
+key (stripped by :func:`glyphfold.compaction.ladder.provider.provider_messages`). On a
+later pass the blocks already sent, and everything before them, are frozen (the
+ladder pins them, :func:`glyphfold.compaction.ladder.loop.frozen_prefix`): kept byte for
+byte in place and priced as they are, and only the newly old steps after them are
+imaged, as a new block. Only when that cannot fit losslessly (the per-request image
+limit, or the target) are the blocks merged: unfolded to their source in place and
+rendered once more from text with the rest (SPEC §5.3: pages are never made from
+pages); the ledger entry says which (``frozen_blocks``, ``new_blocks``,
+``merged_blocks``, ``merge_reason``).
 """
 
 from __future__ import annotations
@@ -196,6 +203,7 @@ class Snapshot:
         ctx: RungContext,
         costs: tuple[int, ...],
         users_as_text: str = "none",
+        pieces: dict[tuple[int, int], str] | None = None,
     ) -> tuple[list[Unit], Source]:
         kept = kept_steps(history, reg, ctx)
         users = [s.start for s in reg.middle_steps if s.kind == "user"]
@@ -211,9 +219,10 @@ class Snapshot:
             if not keep:
                 imaged.extend(history.messages[s.start : s.end])
             cost = sum(costs[s.start : s.end])
-            earlier = any(is_snapshot(m) for m in history.messages[s.start : s.end])
+            # an earlier pass's snapshot that is not kept (frozen) is rendered again
+            earlier = not keep and any(is_snapshot(m) for m in history.messages[s.start : s.end])
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
-        return units, Source(imaged, tool_names(history), self.config.transcript)
+        return units, Source(imaged, tool_names(history), self.config.transcript, shared=pieces)
 
     def _page_cap(self, history: History, reg: Regions, units: list[Unit], profile: Profile) -> int:
         msgs = history.messages
@@ -221,7 +230,9 @@ class Snapshot:
         kept += [msgs[i] for u in units if u.kept for i in range(u.start, u.end)]
         cap = profile.max_images_per_request - sum(len(m.images) for m in kept)
         if self.config.max_pages is not None:
-            cap = min(cap, self.config.max_pages)
+            # pages per request: frozen blocks' pages count (SPEC §5.10)
+            sent = sum(len(m.images) for m in kept if is_snapshot(m))
+            cap = min(cap, self.config.max_pages - sent)
         plan = self._planner_plan("x", profile, self.shape_ladder(profile)[-1])
         page_b64 = plan.max_png_bytes * 4 // 3 + 64
         # request bytes of what stays: text plus inline images (base64), a close bound
@@ -251,11 +262,13 @@ class Snapshot:
         ctx: RungContext,
         shape: str | None = None,
         users_as_text: str = "none",
+        pieces: dict[tuple[int, int], str] | None = None,
     ) -> tuple[Planner, BuildInput] | None:
         """The planner and build input for one choice of tail, shape and user messages
-        (None: nothing to image)."""
+        (None: nothing to image). ``pieces``: the transcript piece cache the choices of
+        one call share (a message's transcript does not depend on the choice)."""
         costs = ctx.message_costs(history)
-        units, source = self._units(history, reg, ctx, costs, users_as_text)
+        units, source = self._units(history, reg, ctx, costs, users_as_text, pieces)
         if not source.messages:
             return None  # no middle, or only kept steps in it
         profile = ctx.profile
@@ -317,27 +330,60 @@ class Snapshot:
         )
         return [(reg, shape, u) for u in users for reg in tails for shape in shapes]
 
-    def _apply(self, history: History, ctx: RungContext) -> RungOutcome:
-        before = ctx.tokens_of(history)
+    def _search(
+        self, history: History, ctx: RungContext, *, lossless_only: bool
+    ) -> tuple[tuple[BuildInput, Plan, Built, int], tuple[str | None, str]] | None:
+        """The first lossless choice that fits, in the order of :meth:`_choices`; then,
+        unless ``lossless_only``, the widest choice with words cut (SPEC §5.9)."""
         choices = self._choices(history, ctx)
-        found = None
         # the last choice images the most: when even it cannot hold the middle losslessly,
         # none can, and the words are cut there at once (no plan of the others is made)
         reg, shape, users = choices[-1]
-        widest = self._setup(history, reg, ctx, shape, users)
+        pieces: dict[tuple[int, int], str] = {}  # each message's transcript, built once
+        widest = self._setup(history, reg, ctx, shape, users, pieces)
         hopeless = widest is not None and len(choices) > 1 and widest[0].lossless() is None
         for k, (reg, shape, users) in enumerate([] if hopeless else choices):
             last = k == len(choices) - 1
-            setup = widest if last else self._setup(history, reg, ctx, shape, users)
+            setup = widest if last else self._setup(history, reg, ctx, shape, users, pieces)
             if setup is None:
                 continue
             found = self._fit(*setup, ctx, lossy=False)
             if found is not None:
-                break
-        if found is None and widest is not None:  # words are cut only now (SPEC §5.9)
-            reg, shape, users = choices[-1]
-            found = self._fit(*widest, ctx, lossy=True)
-        chosen = (shape, users)
+                return found, (shape, users)
+        if lossless_only or widest is None:
+            return None
+        reg, shape, users = choices[-1]
+        found = self._fit(*widest, ctx, lossy=True)
+        return None if found is None else (found, (shape, users))
+
+    def _merge_reason(self, history: History, ctx: RungContext) -> str:
+        """Why the frozen blocks could not stay: the image limit, or the target."""
+        reg, shape, users = self._choices(history, ctx)[-1]
+        setup = self._setup(history, reg, ctx, shape, users)
+        if setup is not None:
+            planner = setup[0]
+            if planner.page_cap < planner.lossless_tokens(len(planner.units))[1]:
+                return "image limit"
+        return "target"
+
+    def _apply(self, history: History, ctx: RungContext) -> RungOutcome:
+        before = ctx.tokens_of(history)
+        frozen = sum(1 for m in history.messages if id(m) in ctx.frozen and is_snapshot(m))
+        merge: dict[str, Any] = {"frozen_blocks": frozen, "merged_blocks": 0}
+        searched = None
+        if frozen:
+            # SPEC §5.10: the blocks already sent stay; the newly old steps become a new
+            # block after them, losslessly. Merge only when that cannot fit.
+            searched = self._search(history, ctx, lossless_only=True)
+            if searched is None:
+                merge["merge_reason"] = self._merge_reason(history, ctx)
+                ctx = dataclasses.replace(ctx, pinned=ctx.pinned - ctx.frozen, frozen=frozenset())
+        if searched is None:
+            searched = self._search(history, ctx, lossless_only=False)
+            if searched is not None and "merge_reason" in merge:
+                merge["frozen_blocks"] = 0
+                merge["merged_blocks"] = frozen
+        found, chosen = searched if searched is not None else (None, (None, "none"))
         if found is None:
             note = "skipped: not even one page fits the room the head and tail leave"
             return RungOutcome(history, LedgerEntry(self.name, before, before, note=note))
@@ -345,7 +391,7 @@ class Snapshot:
         if after >= before:  # pages of a short middle can cost more than its text
             note = f"skipped: the pages would cost {after - before:,} tokens more than the text"
             return RungOutcome(history, LedgerEntry(self.name, before, before, note=note))
-        entry = self._entry(inp, plan, built, before, after, len(history.messages), chosen)
+        entry = self._entry(inp, plan, built, before, after, len(history.messages), merge, chosen)
         return RungOutcome(built.history, entry, pages=tuple(built.pages))
 
     def _fit(
@@ -390,6 +436,7 @@ class Snapshot:
         before: int,
         after: int,
         n: int,
+        merge: dict[str, Any],
         chosen: tuple[str | None, str] = (None, "none"),
     ) -> LedgerEntry:
         reg = inp.regions
@@ -430,7 +477,13 @@ class Snapshot:
             "facts": built.facts,
             "missing_glyphs": {f"U+{cp:04X}": k for cp, k in sorted(built.missing.items())},
             "hints": list(built.hints),
+            # SPEC §5.10: blocks kept as sent, blocks this pass made, blocks re-rendered
+            "frozen_blocks": merge["frozen_blocks"],
+            "new_blocks": sum(1 for rt in plan.runs if not rt.all_dropped),
+            "merged_blocks": merge["merged_blocks"],
         }
+        if merge["merged_blocks"]:
+            extra["merge_reason"] = merge["merge_reason"]
         note = (
             f"{len(imaged):,} of {len(units):,} middle steps -> {len(built.pages):,} page(s)"
             f" in {len(plan.runs):,} snapshot(s)"
@@ -441,6 +494,18 @@ class Snapshot:
             note += (
                 f"; words cut to fit: {lost:,} chars not on the pages (dropped_chars; the"
                 " snapshot keeps them for a later pass)"
+            )
+        if merge["frozen_blocks"]:
+            note += f"; {merge['frozen_blocks']} earlier block(s) kept as sent"
+        if merge["merged_blocks"]:
+            why = (
+                "the per-request image limit"
+                if merge["merge_reason"] == "image limit"
+                else "the target cannot be reached with them as sent"
+            )
+            note += (
+                f"; {merge['merged_blocks']} earlier block(s) merged, re-rendered from "
+                f"their source ({why})"
             )
         if built.missing:
             note += f"; {sum(built.missing.values()):,} char(s) no font covers"
