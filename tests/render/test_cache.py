@@ -148,8 +148,10 @@ def test_install_render_uninstall_leaves_nothing(tmp_path):
     bench = subprocess.run(
         [str(venv / "bin" / "glyphfold"), "bench", "--chars", "4000", "--no-fresh",
          "--repeat", "1", "--baseline-pages", "1", "--json"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600, check=True,
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
     )  # fmt: skip
+    # exit 1: it ran and printed a missed target (timing targets miss on a loaded machine)
+    assert bench.returncode in (0, 1), bench.stderr
     assert json.loads(bench.stdout)["speedup_vs_pillow"] > 0
     assert not _numba_files(site)
     subprocess.run([*pip, "uninstall", "-y", "glyphfold"], check=True, timeout=300, env=env)
