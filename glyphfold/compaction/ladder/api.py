@@ -258,7 +258,7 @@ def shake(
     become stubs, earlier turns' thinking is cleared, old images become placeholders.
     ``min_saving_tokens`` does not apply: the user asked for it. For the same reason
     the default elision rule is the wide one (``ElideConfig(policy="unremarkable")``:
-    every old result with no notable event), not the budget-driven SPEC §5.8 rule
+    every old result with no notable event), not the budget-driven rule of docs/spec.md §5.8
     that ``compact`` uses; pass ``config`` to choose.
     """
     cfg = config or LadderConfig(elide=ElideConfig(policy="unremarkable"))
@@ -298,7 +298,7 @@ def floor_tokens(
     format: FormatArg = "auto",
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> int:
-    """The fewest tokens model-free compaction can bring ``history`` to (SPEC §5.7).
+    """The fewest tokens model-free compaction can bring ``history`` to (docs/spec.md §5.7).
 
     The head, the newest real user message, the newest step and pinned steps, with
     the breadcrumbs that mark where the rest was dropped. ``recover()`` reaches two
