@@ -33,7 +33,8 @@ from typing import Any
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.budget import effective_context_budget, recovery_target
 from glyphfold.compaction.history.events import EventBus, OverflowRecovery
-from glyphfold.compaction.history.messages import FormatArg, HistoryT, coerce
+from glyphfold.compaction.history.messages import FormatArg, HistoryT, coerce, format_evidence
+from glyphfold.compaction.history.model import ANTHROPIC, OPENAI
 from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, ImagePolicy, TokenCounter
 from glyphfold.compaction.ladder.loop import (
     LadderRun,
@@ -63,6 +64,16 @@ from glyphfold.errors import ContextOverflowError, InputError
 from glyphfold.render.profiles import Profile, get_profile
 
 __all__ = ["compact", "floor_tokens", "recover", "shake", "transcript_of"]
+
+
+def _format(history: Any, format: FormatArg, profile: Profile) -> FormatArg:
+    """The format to read ``history`` as: plain text any format could be is read as the
+    format of the provider that will read the pages (the profile), not the container's
+    guess (a bare list was OpenAI and got ``image_url`` pages an Anthropic model refuses)."""
+    if format != "auto" or format_evidence(history) is not None:
+        return format
+    by_provider = {OPENAI: OPENAI, ANTHROPIC: ANTHROPIC}
+    return by_provider.get(profile.provider, format)  # type: ignore[return-value]
 
 
 def _ladder_run(
@@ -155,13 +166,14 @@ def compact(
     built = build_rungs(
         rungs, config=cfg, allowed=DEFAULT_RUNGS, summarizer=summarizer, renderer=renderer
     )
-    h, restore = coerce(history, format=format)
+    prof = get_profile(profile)
+    h, restore = coerce(history, format=_format(history, format, prof))
     run = _ladder_run(
         cfg,
         built,
         target=budget - reserve,
         budget=budget,
-        profile=get_profile(profile),
+        profile=prof,
         pins=pins,
         dry_run=dry_run,
         counter=counter,
@@ -197,8 +209,8 @@ def recover(
     explaining why when the target cannot be reached. ``image_policy`` as for
     :func:`compact`.
     """
-    h, restore = coerce(history, format=format)
     prof = get_profile(profile)
+    h, restore = coerce(history, format=_format(history, format, prof))
     estimate = counters(prof, counter, image_policy).count(h)
     target = recovery_target(estimate)
     if target <= 0:
