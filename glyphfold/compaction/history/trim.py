@@ -291,7 +291,7 @@ def trim_history(
         check_int("max_turns", max_turns, minimum=0)
     h, restore = coerce(history, format=format)
     seg = segment_turns(h)
-    pricing = {"profile": profile, "counter": counter, "image_policy": image_policy}
+    pricing: dict[str, Any] = {"profile": profile, "counter": counter, "image_policy": image_policy}
     tc = token_costs(h, segmentation=seg, **pricing)
     total = tc.total
     k_budget = 0
