@@ -7,6 +7,7 @@ Public names are resolved lazily from the explicit table below, so that
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 from glyphfold.errors import (
@@ -105,6 +106,10 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     from glyphfold.render.warm import warm_up
 
 __version__ = "0.2.0"
+
+# the library's log records (one per compaction, the kernels' compile notice) stay silent
+# unless the application configures logging (docs/integrations.md, "Observability")
+logging.getLogger("glyphfold").addHandler(logging.NullHandler())
 
 # public name -> module that defines it (explicit registry, no import side effects)
 _LAZY: dict[str, str] = {

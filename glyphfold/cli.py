@@ -135,6 +135,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_library_notices(*, quiet: bool) -> None:
+    """The library's warnings (the kernels' compile notice) on stderr, as plain lines."""
+    import logging
+
+    logger = logging.getLogger("glyphfold.render")
+    if not quiet and not any(getattr(h, "_glyphfold_cli", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler._glyphfold_cli = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the process exit code.
 
@@ -158,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     json_out = bool(getattr(args, "json", False))
     configure(quiet=bool(getattr(args, "quiet", False)))
+    _show_library_notices(quiet=bool(getattr(args, "quiet", False)))
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:

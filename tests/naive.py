@@ -105,7 +105,7 @@ def naive_layout(
     continuation: int = 0x21AA,
     newline: int = 0x258C,
     word_wrap: bool = True,
-    join: int = 0x21A9,
+    join: int = 0x2590,
 ) -> tuple[list[dict], dict[str, int]]:
     """Return (pages, dropped); each page has grid, src, row_start, span.
 

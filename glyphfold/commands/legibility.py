@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shape",
         action="append",
-        help="glyph shape to measure (repeatable; default: every shape)",
+        help="glyph shape to measure (repeatable; default: the shapes with targets, "
+        "regular and dense; `glyphfold shapes` lists every shape)",
     )
     parser.add_argument(
         "--part", action="append", help="corpus part to measure (repeatable; default: all)"
@@ -40,16 +41,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="page: whole pages, the engine finds the lines (the targets); "
         "lines: line crops cut on the cell grid (default both)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on the documented known misses too (docs/legibility.md)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.epilog = (
+        "exit codes: 0 every target met, or missed only where docs/legibility.md documents a "
+        "known miss (printed as such); 1 another target missed (or any, with --strict); "
+        "2 bad usage, or the ocr extra missing"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
 def _shape_names(args: argparse.Namespace) -> list[str]:
     if args.shape:
         return list(args.shape)
-    from glyphfold.render.shapes import shape_names
+    from glyphfold.legibility import TARGETS
 
-    return list(shape_names())
+    return list(TARGETS)  # the shapes with targets; others on request
 
 
 def _fmt(x: float | None, pct: bool = True) -> str:
@@ -63,7 +74,7 @@ def _ids(r) -> str:
 
 
 def _report_dict(report) -> dict[str, Any]:
-    from glyphfold.legibility import MODES, best_results
+    from glyphfold.legibility import MODES, best_results, known_miss
 
     best = {mode: best_results(report.results, mode=mode) for mode in MODES}
     return {
@@ -81,6 +92,7 @@ def _report_dict(report) -> dict[str, Any]:
         },
         "render_ms": round(report.render_ms, 2),
         "failures": list(report.failures),
+        "known_misses": [f for f in report.failures if known_miss(f)],
         "parts": [
             {
                 "part": r.part,
@@ -104,7 +116,7 @@ def _report_dict(report) -> dict[str, Any]:
 
 
 def _print_report(report) -> None:
-    from glyphfold.legibility import MODES, best_results
+    from glyphfold.legibility import MODES, best_results, known_miss
 
     best = {mode: best_results(report.results, mode=mode) for mode in MODES}
     print(
@@ -136,7 +148,11 @@ def _print_report(report) -> None:
         + ("" if comp["o200k_base"] is None else f" (x{comp['o200k_base']:.2f})")
     )
     for failure in report.failures:
-        print(f"TARGET MISSED: {failure}")
+        reason = known_miss(failure)
+        if reason is None:
+            print(f"TARGET MISSED: {failure}")
+        else:
+            print(f"known miss (docs/legibility.md): {failure}; {reason}")
 
 
 class _Progress:
@@ -191,4 +207,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         for report in reports:
             _print_report(report)
-    return 1 if any(r.failures for r in reports) else 0
+    failures = [f for r in reports for f in r.failures]
+    unexpected = failures if args.strict else [f for f in failures if not L.known_miss(f)]
+    if unexpected:
+        print(
+            f"glyphfold: legibility: {len(unexpected):,} target(s) missed: "
+            + "; ".join(unexpected),
+            file=sys.stderr,
+        )
+        return 1
+    if failures and not args.quiet:
+        print(
+            f"glyphfold: legibility: every target met but {len(failures):,} documented known "
+            "miss(es) (docs/legibility.md; --strict counts them)",
+            file=sys.stderr,
+        )
+    return 0

@@ -45,7 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cell", default=None, metavar="WxH", help="cell size in px")
     parser.add_argument("--page", default=None, metavar="WxH", help="page size in px")
     parser.add_argument("--bits", type=int, default=None, choices=(1, 2, 4, 8))
-    parser.add_argument("--reflow", action="store_true", help="fold newlines into a glyph")
+    parser.add_argument(
+        "--reflow",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fold newlines into a one-cell mark and keep the text flowing, as snapshot pages "
+        "do (default; --no-reflow keeps every line on its own row)",
+    )
     parser.add_argument(
         "--collapse",
         action="store_true",
@@ -120,7 +126,9 @@ def cheaper_option(text: str, options: dict[str, Any], image_tokens: int) -> str
                     continue
                 trial = {**options, "shape": shape, "reflow": reflow}
                 cost = plan_text(text, **trial).image_tokens
-                flags = f"--shape {shape}" + (" --reflow" if reflow else "")
+                flags = f"--shape {shape}"
+                if reflow != options["reflow"]:
+                    flags += " --reflow" if reflow else " --no-reflow"
                 if cost < image_tokens and (best is None or cost < best[0]):
                     best = (cost, flags)
     if best is not None and best[0] < text_tokens:

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
                 "tokens_before": result.tokens_before,
                 "tokens_after": result.tokens_after,
                 "messages_before": len(read.original.messages),
-                "messages_after": len(result.history.messages),
+                "messages_after": len(result.history.messages) if result.history else None,
                 "ledger": ledger_to_json(result.ledger),
                 "repaired": read.repaired,
             }

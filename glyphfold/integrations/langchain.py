@@ -23,26 +23,28 @@ compaction re-renders the pages from text.
 Needs ``pip install glyphfold[langchain]``.
 """
 
+# ruff: noqa: E402  (the framework is checked by require() before it is imported)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-try:
-    from langchain.agents.middleware import AgentMiddleware
-    from langchain_core.messages import (
-        AIMessage,
-        BaseMessage,
-        HumanMessage,
-        RemoveMessage,
-        SystemMessage,
-        ToolMessage,
-    )
-    from langgraph.graph.message import REMOVE_ALL_MESSAGES
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    msg = "glyphfold.integrations.langchain needs LangChain: pip install 'glyphfold[langchain]'"
-    raise ImportError(msg) from exc
+from glyphfold.integrations._requires import require
+
+_WHERE = "glyphfold.integrations.langchain"
+require("langchain", "langchain.agents.middleware", _WHERE, "langchain_core.messages")
+require("langgraph", "langgraph.graph.message", _WHERE)
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from glyphfold.compaction.history.images import parse_data_url
 from glyphfold.compaction.history.markers import X_KEY
@@ -60,6 +62,11 @@ from glyphfold.compaction.history.model import (
 )
 from glyphfold.errors import HistoryFormatError
 from glyphfold.integrations.policy import CompactionPolicy
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from glyphfold.integrations.policy import AdapterOptions
 
 __all__ = ["GlyphfoldMiddleware", "from_history", "glyphfold_pre_model_hook", "to_history"]
 
@@ -231,55 +238,164 @@ def _message_is_unchanged(m: Message, origin: BaseMessage) -> bool:
 class GlyphfoldMiddleware(AgentMiddleware):
     """``create_agent(..., middleware=[GlyphfoldMiddleware(budget=...)])``.
 
-    Options as :class:`~glyphfold.integrations.policy.CompactionPolicy`: ``budget`` or
+    Options as :class:`~glyphfold.integrations.policy.AdapterOptions`: ``budget`` or
     ``window`` (+ ``ratio``), ``trigger``, ``profile``, ``counter`` (a RequestCounter;
-    default: the estimate), ``on_compact``, and :func:`glyphfold.compact`'s options.
+    default: the estimate), ``on_compact``, and :func:`glyphfold.compact`'s options; a
+    misspelt one raises ``InputError`` here. Without ``profile=`` the profile is the
+    model's (``ChatAnthropic`` -> ``anthropic``, ``ChatOpenAI`` -> ``openai``...), and
+    the request is priced with the tools bound to that call: both as seen by the
+    previous model call of the agent (``wrap_model_call``), since ``before_model``
+    runs before the request exists.
     """
 
-    def __init__(self, budget: int | None = None, **options: Any) -> None:
+    def __init__(self, budget: int | None = None, **options: Unpack[AdapterOptions]) -> None:
         super().__init__()
         self.policy = CompactionPolicy(budget, **options)
+        self._model: Any = None
+        self._tools: list[Any] = []
 
-    def _plan(self, state: Any) -> History | None:
+    def _plan(self, state: Any) -> tuple[History, Any] | None:
         h = to_history(state["messages"])
-        return h if self.policy.over(h) else None
+        profile = self.policy.resolve_profile(self._model)
+        return (h, profile) if self.policy.over(h, self._tools, profile=profile) else None
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        h = self._plan(state)
-        return None if h is None else _changed(h, self.policy.compact(h))
+        plan = self._plan(state)
+        if plan is None:
+            return None
+        h, profile = plan
+        return _changed(h, self.policy.compact(h, profile=profile, tools=self._tools), profile)
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        h = self._plan(state)
-        return None if h is None else _changed(h, await self.policy.acompact(h))
+        plan = self._plan(state)
+        if plan is None:
+            return None
+        h, profile = plan
+        return _changed(
+            h, await self.policy.acompact(h, profile=profile, tools=self._tools), profile
+        )
+
+    def _seen(self, request: Any) -> None:
+        self._model = request.model
+        self._tools = tool_schemas(request.tools)
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        self._seen(request)
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        self._seen(request)
+        return await handler(request)
 
 
-def _changed(h: History, result: Any) -> dict[str, Any] | None:
+def tool_schemas(tools: Sequence[Any] | None) -> list[Any]:
+    """The JSON schemas of LangChain tools (dicts pass as they are): what the model is sent."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    out: list[Any] = []
+    for t in tools or ():
+        try:
+            out.append(t if isinstance(t, Mapping) else convert_to_openai_tool(t))
+        except Exception:  # a tool LangChain itself cannot describe: priced by its name
+            out.append({"name": getattr(t, "name", repr(t))})
+    return out
+
+
+def _changed(h: History, result: Any, profile: Any = None) -> dict[str, Any] | None:
     if result.history is h:
         return None
-    return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *from_history(result.history)]}
+    messages = from_history(result.history)
+    if profile is not None and _is_anthropic(profile):
+        messages = _anthropic_cache_marks(messages)
+    return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
 
 
-def glyphfold_pre_model_hook(budget: int | None = None, **options: Any) -> Any:
+def _is_anthropic(profile: Any) -> bool:
+    import glyphfold
+
+    return glyphfold.get_profile(profile).provider == "anthropic"
+
+
+def _anthropic_cache_marks(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """The snapshot's prompt-cache breakpoint as a ``cache_control`` block ChatAnthropic sends.
+
+    The ladder puts a breakpoint on the snapshot (SPEC §5.6), but ChatAnthropic drops
+    ``cache_control`` from ``image_url`` parts; LangChain's standard ``image`` block
+    keeps it. So for an Anthropic model the snapshot's last page becomes a standard
+    ``image`` block carrying ``cache_control`` (any other mark on its pages is dropped,
+    as ChatAnthropic would drop it).
+    """
+    out = []
+    for m in messages:
+        info = (m.response_metadata or {}).get(X_KEY)
+        if isinstance(info, Mapping) and info.get("kind") == "snapshot":
+            m = _marked_snapshot(m)
+        out.append(m)
+    return out
+
+
+def _marked_snapshot(m: BaseMessage) -> BaseMessage:
+    if not isinstance(m.content, list):
+        return m
+    parts: list[Any] = list(m.content)
+    pages = [
+        k for k, p in enumerate(parts) if isinstance(p, Mapping) and p.get("type") == "image_url"
+    ]
+    if not pages:
+        return m
+    for k in pages:
+        parts[k] = {key: v for key, v in parts[k].items() if key != "cache_control"}
+    iu = parts[pages[-1]].get("image_url")
+    url = iu.get("url") if isinstance(iu, Mapping) else iu
+    media_type, data = parse_data_url(url) if isinstance(url, str) else (None, None)
+    if data is None:
+        return m
+    parts[pages[-1]] = {
+        "type": "image",
+        "base64": data,
+        "mime_type": media_type or "image/png",
+        "cache_control": {"type": "ephemeral"},
+    }
+    return m.model_copy(update={"content": parts})
+
+
+def glyphfold_pre_model_hook(
+    budget: int | None = None,
+    *,
+    model: Any = None,
+    tools: Sequence[Any] | None = None,
+    **options: Unpack[AdapterOptions],
+) -> Any:
     """A LangGraph node (sync and async) that compacts the state's ``messages`` in place.
 
     Use it as ``create_react_agent(..., pre_model_hook=glyphfold_pre_model_hook(budget=...))``
     or ``graph.add_node("compact", glyphfold_pre_model_hook(...))`` before the model node.
-    Options as :class:`GlyphfoldMiddleware`.
+    A node sees only the state: pass the graph's ``model`` (the profile is taken from it)
+    and ``tools`` (their schemas are priced with the request). Options as
+    :class:`GlyphfoldMiddleware`.
     """
     from langchain_core.runnables import RunnableLambda
 
     policy = CompactionPolicy(budget, **options)
+    schemas = tool_schemas(tools)
+
+    def plan(state: Any) -> tuple[History, Any] | None:
+        h = to_history(state["messages"])
+        profile = policy.resolve_profile(model)
+        return (h, profile) if policy.over(h, schemas, profile=profile) else None
 
     def hook(state: Any) -> dict[str, Any]:
-        h = to_history(state["messages"])
-        if not policy.over(h):
+        p = plan(state)
+        if p is None:
             return {}
-        return _changed(h, policy.compact(h)) or {}
+        h, profile = p
+        return _changed(h, policy.compact(h, profile=profile, tools=schemas), profile) or {}
 
     async def ahook(state: Any) -> dict[str, Any]:
-        h = to_history(state["messages"])
-        if not policy.over(h):
+        p = plan(state)
+        if p is None:
             return {}
-        return _changed(h, await policy.acompact(h)) or {}
+        h, profile = p
+        return _changed(h, await policy.acompact(h, profile=profile, tools=schemas), profile) or {}
 
     return RunnableLambda(hook, afunc=ahook, name="glyphfold_compact")

@@ -2,24 +2,89 @@
 
 An adapter prices the request it is about to send (a
 :class:`~glyphfold.compaction.history.counters.RequestCounter`: the estimate by
-default, a provider's count-tokens endpoint on demand) and, when it passes
-``trigger`` tokens, compacts the history to ``budget`` with :func:`glyphfold.compact`
-(or :func:`glyphfold.acompact` from async hooks, so the event loop never blocks).
+default, a provider's count-tokens endpoint on demand), tool schemas included, and,
+when it passes ``trigger`` tokens, compacts the history to ``budget`` with
+:func:`glyphfold.compact` (or :func:`glyphfold.acompact` from async hooks, so the event
+loop never blocks).
+
+The options are one closed ``TypedDict`` (:class:`AdapterOptions`): a type checker
+rejects a misspelt option at the call, and :class:`CompactionPolicy` rejects it at
+construction, naming the closest valid option, never 20 steps later inside the run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import difflib
+import json
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import glyphfold
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
 from glyphfold.compaction.history.model import History
 from glyphfold.errors import InputError
-from glyphfold.render.profiles import ProfileArg
+from glyphfold.integrations.model_profile import profile_for_model
 
-__all__ = ["CompactionPolicy"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from glyphfold.compaction.history.events import EventBus
+    from glyphfold.compaction.ladder.loop import Pin
+    from glyphfold.compaction.ladder.registry import LadderConfig
+    from glyphfold.compaction.ladder.result import CompactionResult
+    from glyphfold.compaction.ladder.rungs.base import Rung
+    from glyphfold.compaction.ladder.summarizers import Summarizer
+    from glyphfold.render.profiles import Profile
+
+__all__ = ["FALLBACK_PROFILE", "AdapterOptions", "CompactionPolicy"]
+
+FALLBACK_PROFILE = "anthropic"
+
+
+class AdapterOptions(TypedDict, total=False):
+    """Every keyword an adapter takes besides ``budget`` (docs/integrations.md)."""
+
+    window: int  # the model's context window, instead of budget
+    ratio: float  # with window
+    trigger: int  # compaction starts past this size (default: the budget)
+    profile: str | Profile  # default: taken from the model the framework calls
+    counter: RequestCounter  # prices the request (default: the estimate)
+    on_compact: Callable[[CompactionResult[Any]], object]
+    # glyphfold.compact's own options
+    rungs: Sequence[str | Rung] | str
+    summarizer: Summarizer
+    pins: Iterable[Pin]
+    config: LadderConfig
+    reserve: int
+    image_policy: str
+    bus: EventBus
+
+
+OPTION_NAMES = frozenset(AdapterOptions.__optional_keys__)
+_COMPACT_OPTIONS = ("rungs", "summarizer", "pins", "config", "reserve", "image_policy", "bus")
+_NOT_HERE = {
+    "dry_run": "an adapter always compacts; call glyphfold.compact(dry_run=True) to plan",
+    "format": "the adapter knows its framework's format",
+}
+
+
+def check_option_names(options: Iterable[str], where: str = "adapter") -> None:
+    """Raise InputError naming an unknown option and the closest valid one."""
+    for name in options:
+        if name in OPTION_NAMES:
+            continue
+        if name in _NOT_HERE:
+            msg = f"{name}= cannot be passed to a glyphfold {where}: {_NOT_HERE[name]}"
+            raise InputError(msg)
+        close = difflib.get_close_matches(name, sorted(OPTION_NAMES | {"budget"}), n=1)
+        hint = f"; did you mean {close[0]}=?" if close else ""
+        msg = (
+            f"unknown option {name}= for a glyphfold {where}{hint} "
+            f"(valid: budget, {', '.join(sorted(OPTION_NAMES))})"
+        )
+        raise InputError(msg)
 
 
 class CompactionPolicy:
@@ -28,23 +93,27 @@ class CompactionPolicy:
     ``budget`` is the target in tokens (or give ``window`` and an optional ``ratio``,
     resolved as :func:`glyphfold.effective_context_budget` does); ``trigger`` is
     the size at which compaction starts (default: the budget). ``counter`` prices
-    the request (default: the estimate under ``profile``). ``on_compact`` receives
-    every :class:`~glyphfold.CompactionResult`. Other keyword options go to
-    :func:`glyphfold.compact` (``rungs``, ``summarizer``, ``config``, ``pins``...).
+    the request (default: the estimate under the profile). ``profile`` is the
+    provider profile; None takes it from the model the framework is about to call
+    (:func:`~glyphfold.integrations.model_profile.profile_for_model`), falling back to
+    ``default_profile`` with a warning. ``on_compact`` receives every
+    :class:`~glyphfold.CompactionResult`. The other options go to
+    :func:`glyphfold.compact`. An unknown option raises :class:`InputError` here.
     """
 
     def __init__(
         self,
         budget: int | None = None,
         *,
-        window: int | None = None,
-        ratio: float | None = None,
-        trigger: int | None = None,
-        profile: ProfileArg = "anthropic",
-        counter: RequestCounter | None = None,
-        on_compact: Callable[[Any], None] | None = None,
-        **compact_options: Any,
+        default_profile: str | None = None,
+        **options: Unpack[AdapterOptions],
     ) -> None:
+        check_option_names(options)
+        window = options.get("window")
+        ratio = options.get("ratio")
+        trigger = options.get("trigger")
+        counter = options.get("counter")
+        profile = options.get("profile")
         if (budget is None) == (window is None):
             msg = "give exactly one of budget= (tokens) or window= (the model's context window)"
             raise InputError(msg)
@@ -62,37 +131,105 @@ class CompactionPolicy:
         if counter is not None and not isinstance(counter, RequestCounter):
             msg = f"counter must have count_request(history, tools=...), got {counter!r}"
             raise InputError(msg)
-        glyphfold.get_profile(profile)  # an unknown profile fails here, not mid-run
-        for bad in ("budget", "window", "ratio", "dry_run", "format"):
-            if bad in compact_options:
-                msg = f"{bad}= cannot be passed through to compact() here"
-                raise InputError(msg)
+        if profile is not None:
+            glyphfold.get_profile(profile)  # an unknown profile fails here, not mid-run
+        on_compact = options.get("on_compact")
+        if on_compact is not None and not callable(on_compact):
+            msg = f"on_compact must be callable (given each CompactionResult), got {on_compact!r}"
+            raise InputError(msg)
         self.budget = budget
         self.trigger = budget if trigger is None else trigger
-        self.profile = profile
-        self.counter = counter or EstimateRequestCounter(profile=profile)
+        self.profile: Any = profile
+        self.default_profile = default_profile
+        self._counter = counter
+        self._counters: dict[Any, RequestCounter] = {}
+        self._warned: set[str] = set()
         self.on_compact = on_compact
-        self.options = compact_options
+        self.options: dict[str, Any] = {k: options[k] for k in _COMPACT_OPTIONS if k in options}  # type: ignore[literal-required]
 
-    def over(self, history: Any, tools: Sequence[Any] | None = None) -> bool:
-        """True when the request (history + tools) passes the trigger."""
-        return self.counter.count_request(history, tools=tools or None) > self.trigger
+    # ------------------------------------------------------------------ the profile
+
+    def resolve_profile(self, model: Any = None) -> Any:
+        """The profile for a call to ``model``: the explicit one, the model's, or the fallback."""
+        if self.profile is not None:
+            return self.profile
+        found = profile_for_model(model) if model is not None else None
+        if found is not None:
+            return found
+        if self.default_profile is not None:  # the adapter's documented default
+            return self.default_profile
+        fallback = FALLBACK_PROFILE
+        if model is not None:
+            key = f"{type(model).__module__}.{type(model).__qualname__}"
+            if key not in self._warned:
+                self._warned.add(key)
+                warnings.warn(
+                    f"glyphfold: cannot tell the provider of {describe(model)}; pricing and "
+                    f"shaping pages as {fallback!r} (pass profile= to choose)",
+                    stacklevel=3,
+                )
+        return fallback
+
+    def counter_for(self, profile: Any) -> RequestCounter:
+        if self._counter is not None:
+            return self._counter
+        key = profile if isinstance(profile, str) else id(profile)
+        c = self._counters.get(key)
+        if c is None:
+            c = self._counters[key] = EstimateRequestCounter(profile=profile)
+        return c
+
+    # ------------------------------------------------------------------ deciding, compacting
+
+    def over(
+        self, history: Any, tools: Sequence[Any] | None = None, *, profile: Any = None
+    ) -> bool:
+        """True when the request (history + tool schemas) passes the trigger."""
+        prof = self.resolve_profile() if profile is None else profile
+        return self.counter_for(prof).count_request(history, tools=tools or None) > self.trigger
 
     def _done(self, result: Any) -> Any:
         if self.on_compact is not None:
             self.on_compact(result)
         return result
 
-    def compact(self, history: History | Any) -> Any:
-        """Compact to the budget; the CompactionResult."""
-        result = glyphfold.compact(
-            history, budget=self.budget, profile=self.profile, **self.options
-        )
-        return self._done(result)
+    def _compact_args(self, profile: Any, tools: Sequence[Any] | None) -> dict[str, Any]:
+        """compact()'s arguments: the tool schemas' tokens are kept free, like ``reserve``."""
+        args = dict(self.options)
+        args["profile"] = self.resolve_profile() if profile is None else profile
+        if tools:
+            reserve = args.get("reserve", 0) + tool_tokens(tools)
+            if reserve >= self.budget:
+                msg = (
+                    f"the tool schemas alone take {tool_tokens(tools):,} tokens of the "
+                    f"{self.budget:,}-token budget; raise the budget or send fewer tools"
+                )
+                raise InputError(msg)
+            args["reserve"] = reserve
+        return args
 
-    async def acompact(self, history: History | Any) -> Any:
+    def compact(
+        self, history: History | Any, *, profile: Any = None, tools: Sequence[Any] | None = None
+    ) -> Any:
+        """Compact to the budget (less the tool schemas' tokens); the CompactionResult."""
+        args = self._compact_args(profile, tools)
+        return self._done(glyphfold.compact(history, budget=self.budget, **args))
+
+    async def acompact(
+        self, history: History | Any, *, profile: Any = None, tools: Sequence[Any] | None = None
+    ) -> Any:
         """:meth:`compact` in a worker thread."""
-        result = await glyphfold.acompact(
-            history, budget=self.budget, profile=self.profile, **self.options
-        )
-        return self._done(result)
+        args = self._compact_args(profile, tools)
+        return self._done(await glyphfold.acompact(history, budget=self.budget, **args))
+
+
+def tool_tokens(tools: Sequence[Any]) -> int:
+    """The estimate of tool schemas (their JSON at ~4 characters a token, docs/budget.md)."""
+    text = json.dumps(list(tools), ensure_ascii=False, sort_keys=True, default=str)
+    return -(-len(text) // 4)
+
+
+def describe(model: Any) -> str:
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    kind = type(model).__name__
+    return f"{kind} {name!r}" if isinstance(name, str) else kind

@@ -22,20 +22,19 @@ a changed one is a ``dataclasses.replace`` copy with only the changed parts repl
 Needs ``pip install glyphfold[pydantic-ai]``.
 """
 
+# ruff: noqa: E402  (the framework is checked by require() before it is imported)
 from __future__ import annotations
 
 import base64
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-try:
-    from pydantic_ai import messages as pm
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    msg = (
-        "glyphfold.integrations.pydantic_ai needs pydantic-ai: pip install 'glyphfold[pydantic-ai]'"
-    )
-    raise ImportError(msg) from exc
+from glyphfold.integrations._requires import require
+
+require("pydantic-ai", "pydantic_ai.messages", "glyphfold.integrations.pydantic_ai")
+from pydantic_ai import messages as pm
+from pydantic_ai.tools import RunContext
 
 from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
@@ -52,8 +51,14 @@ from glyphfold.compaction.history.model import (
 )
 from glyphfold.integrations.policy import CompactionPolicy
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from glyphfold.integrations.policy import AdapterOptions
+
 __all__ = ["GlyphfoldHistory", "from_history", "to_history"]
 
+_DETAIL = {"detail": "high"}
 _ORIGIN = "pydantic_ai_message"
 _PARSED = "pydantic_ai_blocks"  # the blocks the message parsed to, and each one's part index
 
@@ -127,7 +132,13 @@ def _user_content(blocks: Sequence[Block]) -> Any:
                 items.append(pm.CachePoint())  # the ladder's prompt-cache breakpoint
         elif isinstance(b, Image) and b.data is not None:
             media = b.media_type or "image/png"
-            items.append(pm.BinaryContent(data=base64.b64decode(b.data), media_type=media))
+            # pages are read at full resolution: OpenAI models take "detail" from here
+            # (Chat: absent means auto, Responses: "auto"); other providers ignore it
+            items.append(
+                pm.BinaryContent(
+                    data=base64.b64decode(b.data), media_type=media, vendor_metadata=_DETAIL
+                )
+            )
             if b.raw is not None and "cache_control" in b.raw:
                 items.append(pm.CachePoint())
         elif isinstance(b, Image):
@@ -227,23 +238,74 @@ def from_history(h: History) -> list[Any]:
 class GlyphfoldHistory:
     """``Agent(..., history_processors=[GlyphfoldHistory(budget=...)])``.
 
-    Options as :class:`~glyphfold.integrations.policy.CompactionPolicy`: ``budget`` or
+    Options as :class:`~glyphfold.integrations.policy.AdapterOptions`: ``budget`` or
     ``window`` (+ ``ratio``), ``trigger``, ``profile``, ``counter``, ``on_compact``
-    and :func:`glyphfold.compact`'s options.
+    and :func:`glyphfold.compact`'s options; a misspelt one raises ``InputError`` here.
+    Without ``profile=`` the profile is the run's model's (``AnthropicModel`` ->
+    ``anthropic``, ``OpenAIChatModel`` -> ``openai``...). As a capability
+    (:meth:`capability`) the request's tool schemas are priced too.
     """
 
-    def __init__(self, budget: int | None = None, **options: Any) -> None:
+    def __init__(self, budget: int | None = None, **options: Unpack[AdapterOptions]) -> None:
         self.policy = CompactionPolicy(budget, **options)
 
-    async def __call__(self, messages: list[Any]) -> list[Any]:
+    async def __call__(self, ctx: RunContext[Any], messages: list[Any]) -> list[Any]:
+        return await self.process(messages, model=ctx.model)
+
+    async def process(
+        self, messages: list[Any], *, model: Any = None, tools: Sequence[Any] | None = None
+    ) -> list[Any]:
+        """The compacted messages for a request to ``model`` with ``tools`` (schemas)."""
         h = to_history(messages)
-        if not self.policy.over(h):
+        profile = self.policy.resolve_profile(model)
+        if not self.policy.over(h, tools, profile=profile):
             return messages
-        result = await self.policy.acompact(h)
+        result = await self.policy.acompact(h, profile=profile, tools=tools)
         return messages if result.history is h else from_history(result.history)
 
     def capability(self) -> Any:
-        """The processor as a ``ProcessHistory`` capability (``Agent(capabilities=[...])``)."""
-        from pydantic_ai.capabilities.process_history import ProcessHistory
+        """The processor as a capability (``Agent(capabilities=[...])``, pydantic-ai 2).
 
-        return ProcessHistory(self)
+        Like ``ProcessHistory(self)``, and it also prices the request's tool schemas.
+        """
+        return _capability_class()(self)
+
+
+def _tool_schemas(params: Any) -> list[Any]:
+    tools = [*getattr(params, "function_tools", ()), *getattr(params, "output_tools", ())]
+    return [
+        {"name": t.name, "description": t.description, "parameters": t.parameters_json_schema}
+        for t in tools
+    ]
+
+
+_CAPABILITY: Any = None
+
+
+def _capability_class() -> Any:
+    """``GlyphfoldCapability``: built on first use (pydantic-ai 1.x has no capabilities)."""
+    global _CAPABILITY
+    if _CAPABILITY is None:
+        from pydantic_ai.capabilities.abstract import AbstractCapability
+
+        @dataclasses.dataclass
+        class GlyphfoldCapability(AbstractCapability[Any]):
+            """Compacts the history before each model request (SPEC §5), tools priced."""
+
+            processor: GlyphfoldHistory
+
+            async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+                tools = _tool_schemas(request_context.model_request_parameters)
+                messages = await self.processor.process(
+                    list(request_context.messages), model=request_context.model, tools=tools
+                )
+                request_context.messages = messages.copy()
+                ctx.messages[:] = messages  # the run's history: the next pass finds the snapshot
+                return request_context
+
+            @classmethod
+            def get_serialization_name(cls) -> str | None:
+                return None  # takes a Python object
+
+        _CAPABILITY = GlyphfoldCapability
+    return _CAPABILITY

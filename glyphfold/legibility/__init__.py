@@ -42,6 +42,7 @@ from glyphfold.legibility.corpus import (
     part_identifiers,
 )
 from glyphfold.legibility.measure import (
+    KNOWN_MISSES,
     MODES,
     PRIMARY_MODE,
     TARGETS,
@@ -51,6 +52,7 @@ from glyphfold.legibility.measure import (
     best_results,
     check_targets,
     decode_png,
+    known_miss,
     measure,
     measure_text,
     score_reading,
@@ -83,6 +85,7 @@ __all__ = [
     "CORPUS_PARTS",
     "ENGINE_NAMES",
     "ID_KINDS",
+    "KNOWN_MISSES",
     "MODES",
     "OCR_EXTRA_HINT",
     "PRIMARY_MODE",
@@ -107,6 +110,7 @@ __all__ = [
     "generate_ids",
     "identifier_matches",
     "identifier_matches_by_kind",
+    "known_miss",
     "levenshtein",
     "load_corpus",
     "measure",

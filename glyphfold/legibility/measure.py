@@ -44,6 +44,21 @@ TARGETS: dict[str, Target] = {
     "dense": Target(max_cer=0.03, max_cer_cjk=0.03, min_id_rate=0.90),
 }
 
+# (shape, part) -> why it misses its target today, measured on whole pages (docs/legibility.md
+# lists them; the slow tests expect exactly these to miss, so one that starts passing is seen)
+KNOWN_MISSES: dict[tuple[str, str], str] = {
+    ("dense", "chinese"): "22% (rapidocr): 8-px ideographs in 10-px rows; the detector finds "
+    "the lines since wide glyphs leave paper between rows (83% before), the recogniser "
+    "misreads about a fifth of the characters",
+}
+
+
+def known_miss(failure: str) -> str | None:
+    """The documented reason of a :func:`check_targets` message (``"shape/part: ..."``), if any."""
+    shape, _, rest = failure.partition("/")
+    part = rest.split(":", 1)[0]
+    return KNOWN_MISSES.get((shape, part))
+
 
 @dataclass(frozen=True)
 class PartResult:

@@ -6,15 +6,16 @@ Imported by ``_kernels`` only, so importing it means numba is wanted.
 * The kernels cache in :func:`glyphfold.render.cache_dir.cache_dir` (``kernels/``),
   never next to the installed sources: a locator placed first in numba's list
   claims this package's kernel modules (``_kernels``, ``codes``) and nothing else.
-* The first compilation in a process prints one line on stderr (compiling costs
+* The first compilation in a process logs one record on the ``glyphfold.render`` logger,
+  a warning the CLI prints on stderr (compiling costs
   seconds once per machine; silence would look like a hang). ``notice = None``
   turns it off.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -72,11 +73,14 @@ def _install_locator() -> None:
         impl._locator_classes.insert(0, KernelCacheLocator)
 
 
-def _print_notice(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+_log = logging.getLogger("glyphfold.render")
 
 
-notice: Callable[[str], None] | None = _print_notice
+def _log_notice(message: str) -> None:
+    _log.warning(message)  # a record, silent unless logging is configured (the CLI shows it)
+
+
+notice: Callable[[str], None] | None = _log_notice
 
 
 class _CompileNotice(event.Listener):

@@ -44,15 +44,15 @@ def mark_stand_in(codepoint: int, cell_w: int, cell_h: int) -> np.ndarray | None
 
     The newline mark (U+258C) is the left half of the cell; the continuation mark
     (U+21AA) a hook arrow: a short stroke down the left, then right to a head; the
-    join mark (U+21A9) the same arrow mirrored.
+    join mark (U+2590) the right half of the cell.
     """
     ink = np.zeros((cell_h, cell_w), dtype=np.uint8)
     if codepoint == NEWLINE_CODEPOINT:
         ink[:, : max(1, cell_w // 2)] = 255
         return ink
     if codepoint == JOIN_CODEPOINT:
-        # the continuation mark mirrored: a head on the left, the hook on the right
-        return np.ascontiguousarray(mark_stand_in(CONTINUATION_CODEPOINT, cell_w, cell_h)[:, ::-1])
+        ink[:, cell_w - max(1, cell_w // 2) :] = 255
+        return ink
     if codepoint == CONTINUATION_CODEPOINT:
         mid = cell_h // 2
         top = max(0, mid - cell_h // 4)

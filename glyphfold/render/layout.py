@@ -34,7 +34,7 @@ Rules (what reaches the page, and what is *dropped by rule* and counted):
   before the row end (``min(32, cols // 4)``) and does not fit there moves whole
   to the next row, when a row can hold it. A token that must be split (longer
   than a row, or starting earlier) fills its row up to the last cell, which shows
-  the join mark (``JOIN_CODEPOINT``, U+21A9 ↩): the token goes on at the start of
+  the join mark (``JOIN_CODEPOINT``, U+2590 ▐): the token goes on at the start of
   the next row. Breaking elsewhere costs at most ``break_window - 1`` cells of a row.
 
 Provenance: each row ``r`` of a page covers source offsets
@@ -62,7 +62,7 @@ from glyphfold.render.emoji import FOLD, is_decorative
 # (the renderer passes those; layout stays importable without the font package).
 DEFAULT_CONTINUATION = 0x21AA  # ↪
 DEFAULT_NEWLINE = 0x258C  # ▌
-DEFAULT_JOIN = 0x21A9  # ↩ (glyphfold.fonts.pixel.JOIN_CODEPOINT)
+DEFAULT_JOIN = 0x2590  # ▐ (glyphfold.fonts.pixel.JOIN_CODEPOINT)
 # Word wrap moves a token whole to the next row when it starts at most this many cells
 # before the row end (and a quarter of the row at most): the cells a row may leave empty.
 MAX_BREAK_WINDOW = 32

@@ -164,13 +164,19 @@ class VectorLayout:
                     self._unit(pos + run - 1) == U_TOKEN and self._continues(pos + run)
                 ):  # the rest of the run fits and its last token ends in it
                     take = run
-                else:  # near the row end: one character, as the kernel decides it
+                else:  # near the row end: as the kernel decides it, a token at a time
                     u = self._unit(pos)
-                    if u != U_BREAK and not prev_tok and c > lead:
+                    take = 1
+                    if u != U_BREAK and not prev_tok:
                         fresh = cols - wrap_cont
-                        if cols - c < self._token_width(pos, fresh) <= fresh:
+                        need = self._token_width(pos, fresh)
+                        if c > lead and cols - c < need <= fresh:
                             r, row_open, cont = r + 1, False, wrap_cont
                             continue
+                        if need <= cols - c and need <= run:
+                            # the whole token fits this row and lies in this run: no
+                            # character of it ends the row inside the token
+                            take = need
                     if c + 1 > cols:
                         r, row_open, cont = r + 1, False, wrap_cont
                         continue
@@ -179,7 +185,6 @@ class VectorLayout:
                             grid[r, c] = join_code
                         r, row_open, cont = r + 1, False, wrap_cont
                         continue
-                    take = 1
                 if take <= 0:
                     r, row_open, cont = r + 1, False, wrap_cont
                     continue

@@ -16,8 +16,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glyphfold.serve.config import ServeConfig
-from glyphfold.serve.providers import ENDPOINTS, Endpoint
+from glyphfold.serve.providers import ANTHROPIC, ENDPOINTS, OPENAI, Endpoint, error_body
 from glyphfold.serve.proxy import Proxy
+from glyphfold.serve.upstream import has_dot_segment
 
 __all__ = ["create_app"]
 
@@ -25,10 +26,14 @@ _ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
 class OriginForm:
-    """Serve absolute-form request targets (``POST http://host/v1/...``) by their path.
+    """Serve absolute-form request targets (``POST http://host/v1/...``) by their path,
+    and refuse paths with dot segments.
 
     The host such a target names is ignored like the Host header: the upstream is
-    the configured one, whatever the request says.
+    the configured one, whatever the request says. A ``.`` or ``..`` segment
+    (percent-encoded too) gets a provider-shaped 400: ``/v1/../../admin/keys`` would
+    leave the configured upstream prefix, and ``/v1/x/../chat/completions`` would
+    reach a chat route around compaction and recording (issue 21 item 7).
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -40,6 +45,18 @@ class OriginForm:
             parts = raw.split(b"/", 3)
             path = b"/" + (parts[3] if len(parts) > 3 else b"")
             scope = {**scope, "raw_path": path, "path": unquote(path.decode("latin-1"))}
+        if scope["type"] == "http" and has_dot_segment(
+            scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
+        ):
+            headers = {k.lower() for k, _ in scope.get("headers", ())}
+            provider = ANTHROPIC if {b"anthropic-version", b"x-api-key"} & headers else OPENAI
+            body = error_body(
+                provider, 400, "glyphfold serve: request paths may not hold '.' or '..' segments"
+            )
+            await Response(
+                body, 400, headers={"x-glyphfold-error": "proxy"}, media_type="application/json"
+            )(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
 
@@ -61,6 +78,8 @@ def create_app(cfg: ServeConfig, *, summarizer: Any = None) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if cfg.warm_up:
+            proxy.warm_up()
         try:
             yield
         finally:

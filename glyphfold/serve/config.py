@@ -101,6 +101,10 @@ class ServeConfig:
     cache_bytes: int = 256 * 1024 * 1024
     compact_workers: int = 2
     passthrough: bool = True  # other paths go upstream unchanged (else provider-shaped 404)
+    warm_up: bool = True  # load pricing and the renderer on threads at start-up
+    # with --db: "api-key" keeps each API key's conversations apart (a hash of the key
+    # names its namespace); "shared" puts every client in one namespace
+    conversation_scope: str = "api-key"
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 600.0  # between two chunks of an upstream response
     write_timeout_s: float = 60.0
@@ -112,6 +116,15 @@ class ServeConfig:
     keepalive_expiry_s: float = 4.0
     client_keepalive_s: float = 75.0  # how long an idle client connection stays open
     learned_window_ttl_s: float = 3600.0  # a window learned from an overflow is forgotten after
+    # what one client may hold (docs/serve.md "Limits"): its request head must arrive within
+    # header_timeout_s and be at most max_header_bytes; its body may pause at most
+    # body_idle_timeout_s between two chunks and must be complete within body_timeout_s
+    header_timeout_s: float = 10.0
+    max_header_bytes: int = 64 * 1024
+    body_idle_timeout_s: float = 15.0
+    body_timeout_s: float = 120.0
+    max_client_connections: int = 512  # lowered to fit the open-files limit
+    max_response_bytes: int = 64 * 1024 * 1024  # an upstream reply, decoded
 
     def __post_init__(self) -> None:
         if not isinstance(self.host, str) or not self.host:
@@ -135,7 +148,15 @@ class ServeConfig:
         if not 0.0 < self.budget_ratio <= 1.0:
             msg = f"budget_ratio must be in (0, 1], got {self.budget_ratio!r}"
             raise InputError(msg)
-        for name in ("max_body_bytes", "cache_bytes", "compact_workers", "max_connections"):
+        for name in (
+            "max_body_bytes",
+            "cache_bytes",
+            "compact_workers",
+            "max_connections",
+            "max_header_bytes",
+            "max_client_connections",
+            "max_response_bytes",
+        ):
             check_int(name, getattr(self, name), minimum=1)
         check_int("max_retries", self.max_retries, minimum=0)
         check_int("max_keepalive", self.max_keepalive, minimum=0)
@@ -147,12 +168,21 @@ class ServeConfig:
             "keepalive_expiry_s",
             "client_keepalive_s",
             "learned_window_ttl_s",
+            "header_timeout_s",
+            "body_idle_timeout_s",
+            "body_timeout_s",
         ):
             check_number(name, getattr(self, name), minimum=0.001)
         self._check_rungs()
-        if not isinstance(self.passthrough, bool):
-            msg = f"passthrough must be true or false, got {self.passthrough!r}"
+        if self.conversation_scope not in ("api-key", "shared"):
+            msg = (
+                f"conversation_scope must be 'api-key' or 'shared', got {self.conversation_scope!r}"
+            )
             raise InputError(msg)
+        for name in ("passthrough", "warm_up"):
+            if not isinstance(getattr(self, name), bool):
+                msg = f"{name} must be true or false, got {getattr(self, name)!r}"
+                raise InputError(msg)
 
     def _check_profiles(self) -> None:
         from glyphfold import profile_names

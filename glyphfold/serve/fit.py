@@ -1,11 +1,13 @@
-"""Make one request fit its model's window: price it, compact a copy, cache the result.
+"""Make one request fit its model's window: price it, compact a copy, remember the result.
 
 Runs in a worker thread (pricing and compaction are CPU work). The client's body
 is never changed: a compacted request is a new body around a compacted copy of
-the history. Compaction is deterministic, and results are cached by a chained
-hash of the request prefix: when the next request of a session is the previous
-one plus new messages, the cached compacted prefix is reused byte for byte
-(the provider's prompt cache keeps hitting) as long as it still fits.
+the history. Each conversation has a :class:`~glyphfold.Compactor`, found again from
+the request itself (:class:`~glyphfold.serve.prefix_cache.FitCache`): once it has
+compacted, the following requests get its previous output byte for byte plus their
+new messages (``cache: append``) until the history passes the budget again; then it
+compacts to a lower target and the snapshot pages already sent stay frozen in place
+(SPEC §5.10), so the provider's prompt cache keeps serving the prefix.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import glyphfold
+from glyphfold.compaction.ladder.compactor import Compactor, Fitted
 from glyphfold.errors import ContextOverflowError, GlyphfoldError
-from glyphfold.serve.prefix_cache import CachedFit, FitCache, prefix_hashes
-from glyphfold.serve.providers import Endpoint, history_items, with_items
+from glyphfold.serve.prefix_cache import FitCache
+from glyphfold.serve.providers import Endpoint, history_items
 from glyphfold.serve.windows import ModelResolution
 
 __all__ = ["Fit", "FitContext", "fit_request", "price", "recover_request"]
@@ -52,13 +55,6 @@ class FitContext:
             limit = min(limit, self.model.window - self.reserve)
         return limit - self.overhead
 
-    @property
-    def seed(self) -> str:
-        """What the compaction depends on besides the history (part of the cache key)."""
-        return "|".join(
-            (self.endpoint.provider, self.model.profile, str(self.history_budget), *self.rungs)
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class Fit:
@@ -69,22 +65,22 @@ class Fit:
     tokens_before: int | None  # None: the request has no history to price
     tokens_after: int | None
     rungs: tuple[str, ...] = ()
-    cache: str = "none"  # none | miss | hit | prefix
+    cache: str = "none"  # none | compact | hit | append | recover
     compacted: bool = False
     ledger: tuple[Any, ...] = ()
     failure: str | None = None  # why compaction could not fit it (the original is sent)
 
 
 def _dumps(body: Mapping[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # a lone surrogate (issue 21 item 8): sent as a JSON escape
+        return json.dumps(body, separators=(",", ":")).encode()
 
 
 def _split(history: Any) -> tuple[Any, list[Any]]:
     return history_items(history)
-
-
-def _extend(cached: Any, tail: list[Any]) -> Any:
-    return with_items(cached, [*history_items(cached)[1], *tail])
 
 
 def _rungs_of(ledger: tuple[Any, ...]) -> tuple[str, ...]:
@@ -115,91 +111,64 @@ def _price(ctx: FitContext) -> tuple[Fit | None, int]:
     return None, before
 
 
-def _as_fit(
-    ctx: FitContext, entry: CachedFit, cache: str, raw: bytes | None = None, history: Any = None
-) -> Fit:
-    if history is None:
-        history = entry.messages
-    if raw is None:
-        raw = _dumps(ctx.endpoint.with_history(ctx.body, glyphfold.provider_messages(history)))
-    return Fit(
-        raw=raw,
-        history=history,
-        tokens_before=entry.tokens_before + ctx.overhead,
-        tokens_after=entry.tokens_after + ctx.overhead,
-        rungs=entry.rungs,
-        cache=cache,
-        compacted=True,
+def _compactor(ctx: FitContext) -> Compactor:
+    """A new conversation's compactor: the budget a target, the window the hard limit."""
+    window = ctx.model.window
+    hard = None
+    if window is not None and window - ctx.overhead - ctx.reserve > ctx.history_budget:
+        hard = window - ctx.overhead
+    return Compactor(
+        budget=ctx.history_budget,
+        window=hard,
+        reserve=ctx.reserve if hard is not None else 0,
+        profile=ctx.model.profile,
+        rungs=ctx.rungs,
+        summarizer=ctx.summarizer,
+        bus=ctx.bus,
+        namespace=ctx.endpoint.provider,
     )
 
 
-def _store(
-    ctx: FitContext,
-    key: bytes,
-    messages: Any,
-    length: int,
-    before: int,
-    after: int,
-    rungs: tuple[str, ...],
-) -> tuple[CachedFit, bytes]:
-    raw = _dumps(ctx.endpoint.with_history(ctx.body, glyphfold.provider_messages(messages)))
-    entry = CachedFit.of(messages, length, before, after, rungs)
-    ctx.cache.put(key, entry)
-    return entry, raw
+def _as_fit(ctx: FitContext, fitted: Fitted[Any], before: int, cache: str) -> Fit:
+    raw = _dumps(ctx.endpoint.with_history(ctx.body, fitted.messages))
+    ledger = fitted.result.ledger if fitted.result is not None else ()
+    return Fit(
+        raw=raw,
+        history=fitted.compacted,
+        tokens_before=before + ctx.overhead,
+        tokens_after=fitted.tokens + ctx.overhead,
+        rungs=_rungs_of(ledger),
+        cache=cache,
+        compacted=True,
+        ledger=ledger,
+    )
 
 
 def fit_request(ctx: FitContext) -> Fit:
-    """Price the request and compact a copy of its history if it exceeds the budget."""
+    """Price the request; past the budget, let its conversation's compactor fit it."""
     unchanged, before = _price(ctx)
     if unchanged is not None:
         return unchanged
     history = ctx.endpoint.history(ctx.body)
-    system, messages = _split(history)
-    hb = ctx.history_budget
     total = before + ctx.overhead
-    hashes = prefix_hashes(ctx.seed, system, messages)
-    hit = ctx.cache.longest(hashes)
-    if hit is not None and hit.length == len(messages):
-        return _as_fit(ctx, hit, "hit")
-    if hit is not None:
-        candidate = _extend(hit.messages, messages[hit.length :])
-        after = _estimate(ctx, candidate)
-        if after <= hb:
-            entry, raw = _store(ctx, hashes[-1], candidate, len(messages), before, after, hit.rungs)
-            return _as_fit(ctx, entry, "prefix", raw, candidate)
+    fresh = _compactor(ctx)
+    digests = fresh.digests(history)
+    compactor = ctx.cache.find(digests) or fresh
+    previous = compactor.last_digests
     try:
-        result = glyphfold.compact(
-            history,
-            profile=ctx.model.profile,
-            budget=hb,
-            rungs=ctx.rungs,
-            summarizer=ctx.summarizer,
-            bus=ctx.bus,
-        )
+        # the lookup's digests serve the compactor too when it is the fresh one (same seed)
+        fitted = compactor(history, digests=digests if compactor.seed == fresh.seed else None)
     except ContextOverflowError as exc:
         return Fit(ctx.raw, history, total, total, failure=str(exc))
-    rungs = _rungs_of(result.ledger)
-    entry, raw = _store(
-        ctx,
-        hashes[-1],
-        result.messages,
-        len(messages),
-        result.tokens_before,
-        result.tokens_after,
-        rungs,
-    )
-    fit = _as_fit(ctx, entry, "miss", raw, result.messages)
-    return Fit(**{**_fields(fit), "ledger": result.ledger})
-
-
-def _fields(fit: Fit) -> dict[str, Any]:
-    return {k: getattr(fit, k) for k in Fit.__slots__}
+    ctx.cache.put(compactor, previous=previous)
+    return _as_fit(ctx, fitted, before, "compact" if fitted.action == "none" else fitted.action)
 
 
 def recover_request(ctx: FitContext, sent: Fit, error: Any) -> Fit:
     """Reactive recovery (SPEC §3.6): two thirds of what was sent, model-free rungs only.
 
-    Raises ContextOverflowError (or another GlyphfoldError) when it cannot.
+    The conversation's compactor adopts the result, so its next request appends to
+    it. Raises ContextOverflowError (or another GlyphfoldError) when it cannot.
     """
     history = sent.history
     if history is None:
@@ -208,21 +177,24 @@ def recover_request(ctx: FitContext, sent: Fit, error: Any) -> Fit:
     result = glyphfold.recover(
         history, error=error, profile=ctx.model.profile, rungs=ctx.reactive_rungs, bus=ctx.bus
     )
-    system, messages = _split(ctx.endpoint.history(ctx.body))
-    hashes = prefix_hashes(ctx.seed, system, messages)
+    client = ctx.endpoint.history(ctx.body)
+    fresh = _compactor(ctx)
+    compactor = ctx.cache.find(fresh.digests(client)) or fresh
+    previous = compactor.last_digests
+    compactor.adopt(client, result.messages)
+    ctx.cache.put(compactor, previous=previous)
     before = result.tokens_before
     if sent.tokens_before is not None:
         before = sent.tokens_before - ctx.overhead  # the client's history, not what was sent
     rungs = tuple(dict.fromkeys((*sent.rungs, *_rungs_of(result.ledger))))
-    # cached under the client's prefix: the session's next request starts from it
-    entry, raw = _store(
-        ctx,
-        hashes[-1],
-        result.messages,
-        len(messages),
-        before,
-        result.tokens_after,
-        rungs,
+    raw = _dumps(ctx.endpoint.with_history(ctx.body, glyphfold.provider_messages(result.messages)))
+    return Fit(
+        raw=raw,
+        history=result.messages,
+        tokens_before=before + ctx.overhead,
+        tokens_after=result.tokens_after + ctx.overhead,
+        rungs=rungs,
+        cache="recover",
+        compacted=True,
+        ledger=result.ledger,
     )
-    fit = _as_fit(ctx, entry, sent.cache, raw, result.messages)
-    return Fit(**{**_fields(fit), "ledger": result.ledger})

@@ -68,6 +68,12 @@ class Metrics:
             ("endpoint", "kind"),
             registry=r,
         )
+        self.client_gone = Counter(
+            "glyphfold_serve_client_gone",
+            "Requests whose client hung up before they were forwarded (never sent upstream)",
+            ("endpoint",),
+            registry=r,
+        )
         self.streams = Gauge(
             "glyphfold_serve_streams_in_flight",
             "Streaming responses being relayed now",

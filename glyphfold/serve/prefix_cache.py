@@ -1,82 +1,39 @@
-"""A bounded, thread-safe LRU of compaction results, keyed by request-prefix hashes.
+"""The proxy's conversations: one :class:`~glyphfold.Compactor` each, found from the request.
 
-Memory is bounded by the byte size each entry declares (its serialised messages,
-PNG pages included); the least recently used entries leave first.
+A harness sends its whole history with every request; the proxy has no session id. A
+conversation's compactor is indexed by the chained content digest of the last history
+it was given (:func:`glyphfold.compaction.ladder.compactor.content_digests`, computed
+without ``cache_control`` markers, so a harness that moves its marker every turn is
+still the same conversation). The next request of that conversation extends that
+history: one of its own prefix digests is the key.
+
+Bounded: by the bytes the compactors remember (their last output, PNG pages
+included) and by count; the least recently used conversation leaves first.
+Thread-safe: lookups and inserts hold one lock; each compactor serialises its own
+calls (concurrent requests of one conversation run one after the other).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
-__all__ = ["CachedFit", "FitCache", "prefix_hashes"]
+from glyphfold.compaction.ladder.compactor import Compactor
 
+__all__ = ["FitCache"]
 
-def _plain(o: Any) -> Any:
-    if isinstance(o, Mapping):
-        return dict(o)
-    msg = f"cannot cache a {type(o).__name__}"
-    raise TypeError(msg)
-
-
-@dataclass(frozen=True, slots=True)
-class CachedFit:
-    """A compacted history (wire, snapshot sources kept) for a request prefix.
-
-    Held as JSON bytes, not as Python objects: a cache of many large histories would
-    otherwise be millions of live objects for the garbage collector to walk.
-    """
-
-    data: bytes  # compact()'s output, x_glyphfold keys kept (SPEC §5.3), as JSON
-    length: int  # how many messages of the client's history it stands for
-    tokens_before: int
-    tokens_after: int
-    rungs: tuple[str, ...]
-
-    @classmethod
-    def of(
-        cls, messages: Any, length: int, before: int, after: int, rungs: tuple[str, ...]
-    ) -> CachedFit:
-        data = json.dumps(messages, ensure_ascii=False, separators=(",", ":"), default=_plain)
-        return cls(data.encode(), length, before, after, rungs)
-
-    @property
-    def messages(self) -> Any:
-        """A fresh copy of the compacted history."""
-        return json.loads(self.data)
-
-    @property
-    def nbytes(self) -> int:
-        return len(self.data)
-
-
-def prefix_hashes(seed: str, system: Any, messages: Iterable[Any]) -> list[bytes]:
-    """Chained hashes: ``out[k]`` identifies ``seed`` + ``system`` + ``messages[:k+1]``.
-
-    ``seed`` names everything else the compaction depends on (model, profile,
-    budget, rungs), so a hit is only a hit for the same compaction.
-    """
-    h = hashlib.blake2b(seed.encode(), digest_size=20)
-    h.update(json.dumps(system, sort_keys=True, ensure_ascii=False, default=str).encode())
-    out: list[bytes] = []
-    for m in messages:
-        h.update(b"\x1e")
-        h.update(json.dumps(m, sort_keys=True, ensure_ascii=False, default=str).encode())
-        out.append(h.copy().digest())
-    return out
+_MAX_CONVERSATIONS = 4096
 
 
 class FitCache:
-    """LRU of :class:`CachedFit` bounded by ``max_bytes``."""
+    """LRU of conversations (their compactors), bounded by ``max_bytes`` and a count."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, *, max_items: int = _MAX_CONVERSATIONS) -> None:
         self.max_bytes = max_bytes
-        self._items: OrderedDict[bytes, CachedFit] = OrderedDict()
+        self.max_items = max_items
+        self._items: OrderedDict[bytes, Compactor] = OrderedDict()
+        self._sizes: dict[bytes, int] = {}
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -85,29 +42,39 @@ class FitCache:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the entries now."""
+        """Bytes the remembered outputs held when they were last stored."""
         return self._bytes
 
-    def longest(self, hashes: list[bytes]) -> CachedFit | None:
-        """The entry of the longest prefix among ``hashes`` (newest first), or None."""
+    def find(self, digests: Sequence[bytes]) -> Compactor | None:
+        """The conversation whose last history is the longest prefix named by ``digests``."""
         with self._lock:
-            for key in reversed(hashes):
+            for key in reversed(digests):
                 hit = self._items.get(key)
                 if hit is not None:
                     self._items.move_to_end(key)
                     return hit
         return None
 
-    def put(self, key: bytes, value: CachedFit) -> None:
-        """Insert ``value`` (an entry larger than the whole cache is not kept)."""
-        if value.nbytes > self.max_bytes:
+    def put(self, compactor: Compactor, *, previous: Sequence[bytes] = ()) -> None:
+        """File ``compactor`` under its last history (and drop its key ``previous``)."""
+        keys = compactor.last_digests
+        if not keys:
             return
+        key = keys[-1]
+        size = compactor.nbytes
         with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self._bytes -= old.nbytes
-            self._items[key] = value
-            self._bytes += value.nbytes
-            while self._bytes > self.max_bytes:
-                _, evicted = self._items.popitem(last=False)
-                self._bytes -= evicted.nbytes
+            if previous and previous[-1] != key:
+                self._drop(previous[-1])
+            self._drop(key)
+            if size > self.max_bytes:
+                return  # larger than the whole cache: not kept
+            self._items[key] = compactor
+            self._sizes[key] = size
+            self._bytes += size
+            while self._bytes > self.max_bytes or len(self._items) > self.max_items:
+                old, _ = self._items.popitem(last=False)
+                self._bytes -= self._sizes.pop(old)
+
+    def _drop(self, key: bytes) -> None:
+        if self._items.pop(key, None) is not None:
+            self._bytes -= self._sizes.pop(key)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,12 +21,22 @@ from glyphfold.serve.eventlog import EventLog
 from glyphfold.serve.fit import Fit, FitContext, fit_request, price, recover_request
 from glyphfold.serve.metrics import Metrics
 from glyphfold.serve.prefix_cache import FitCache
-from glyphfold.serve.providers import ANTHROPIC, OPENAI, Endpoint, error_body
-from glyphfold.serve.recorder import CONVERSATION_HEADER, Recorder, conversation_key, final_reply
+from glyphfold.serve.providers import ANTHROPIC, ENDPOINTS, OPENAI, Endpoint, error_body
+from glyphfold.serve.recorder import (
+    CONVERSATION_HEADER,
+    Identity,
+    Recorder,
+    conversation_name,
+    final_reply,
+)
 from glyphfold.serve.relay import (
     MAX_ERROR_BYTES,
+    BodyTimeout,
     BodyTooLarge,
     RelayResponse,
+    ResponseTooLarge,
+    UnsupportedEncoding,
+    decode_body,
     first_event_error,
     read_body,
     read_upstream,
@@ -38,9 +50,22 @@ __all__ = ["Proxy"]
 _PROVIDER_PROFILE = {OPENAI: "openai", ANTHROPIC: "anthropic"}
 # statuses that can carry a context-overflow error (auth, rate limits and 5xx never do)
 _OVERFLOW_STATUSES = frozenset({400, 413, 422})
-# requests up to this size are priced on the event loop (well under a millisecond);
-# bigger ones, and every compaction, run in a worker thread
-_INLINE_PRICING_BYTES = 256 * 1024
+# requests up to this size are parsed and priced on the event loop (well under a
+# millisecond); bigger ones are priced in the pricing pool, which never waits for a
+# compaction; compactions run in their own bounded pool (issue 21 item 5)
+_INLINE_PRICING_BYTES = 16 * 1024
+_PRICING_WORKERS = 4
+# a model name, as logged and kept in learned windows (a 5 MB name is not a 5 MB line)
+_MODEL_CHARS = 200
+_CANONICAL = {re.sub(r"/+", "/", p.lower()) for p in ENDPOINTS}
+
+
+class ClientGone(Exception):
+    """The client hung up before its request was forwarded (nothing is sent upstream)."""
+
+
+def _short(text: str, limit: int = _MODEL_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
 
 
 class UpstreamFailure(Exception):
@@ -65,6 +90,7 @@ class Trace:
     fit: Fit | None = None
     recoveries: list[str] = field(default_factory=list)
     conversation: str | None = None
+    identity: Identity | None = None  # the client's store namespace (with --db)
     compacted_kind: str | None = None
 
     def headers(self) -> dict[str, str]:
@@ -94,11 +120,20 @@ def _header_safe(text: str, limit: int = 600) -> str:
     return clean[:limit]
 
 
+class _TooDeep:
+    """A JSON body nested deeper than the parser can follow."""
+
+
+TOO_DEEP = _TooDeep()
+
+
 def _parse_json(data: bytes) -> Any:
     try:
         return json.loads(data)
     except ValueError:
         return None
+    except RecursionError:
+        return TOO_DEEP
 
 
 class Proxy:
@@ -115,12 +150,30 @@ class Proxy:
         for provider, url in ((OPENAI, cfg.openai_upstream), (ANTHROPIC, cfg.anthropic_upstream)):
             if url is not None:
                 self.upstreams[provider] = Upstream(provider, url, cfg)
-        self.recorder = Recorder(cfg.db, self.log) if cfg.db else None
+        self.recorder = (
+            Recorder(cfg.db, self.log, shared=cfg.conversation_scope == "shared")
+            if cfg.db
+            else None
+        )
         self._cpu = asyncio.Semaphore(cfg.compact_workers)
+        self._pricing = ThreadPoolExecutor(_PRICING_WORKERS, thread_name_prefix="glyphfold-price")
+        self._abandoned: set[asyncio.Future[Any]] = set()  # fits of clients that hung up
+        self.warm_threads: list[Any] = []
         self.learned = LearnedWindows(ttl_s=cfg.learned_window_ttl_s)
+
+    def warm_up(self) -> None:
+        """Load pricing and the renderer on threads now (issue 21 item 9): the first
+        request does not pay for the imports, nor the first compaction for the kernels."""
+        renderer = glyphfold.warm_up(background=True)
+        if renderer is not None:
+            self.warm_threads.append(renderer)
+        self.warm_threads.append(self._pricing.submit(_warm_pricing))
 
     async def aclose(self) -> None:
         """Close the upstream pools, finish store commits, close the log."""
+        if self._abandoned:
+            await asyncio.gather(*list(self._abandoned), return_exceptions=True)
+        self._pricing.shutdown(wait=False, cancel_futures=True)
         for up in self.upstreams.values():
             await up.aclose()
         if self.recorder is not None:
@@ -148,12 +201,24 @@ class Proxy:
             media_type="application/json",
         )
 
-    async def _in_thread(self, fn: Any, *args: Any) -> Any:
+    async def _in_thread(self, fn: Any, *args: Any, gone: asyncio.Event | None = None) -> Any:
         async with self._cpu:
+            if gone is not None and gone.is_set():
+                raise ClientGone  # hung up while queued: no compaction for nobody
             return await asyncio.to_thread(fn, *args)
 
+    async def _priced(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` in the pricing pool (it never waits for a compaction)."""
+        return await asyncio.get_running_loop().run_in_executor(self._pricing, fn, *args)
+
     async def _send(
-        self, up: Upstream, request: Request, content: bytes, trace: Trace
+        self,
+        up: Upstream,
+        request: Request,
+        content: bytes,
+        trace: Trace,
+        *,
+        keep_encoding: bool = False,
     ) -> httpx.Response:
         t = time.perf_counter()
         try:
@@ -163,7 +228,10 @@ class Proxy:
                 request.scope.get("query_string", b""),
                 request.scope["headers"],
                 content,
+                keep_encoding=keep_encoding,
             )
+        except ValueError as exc:  # the path would leave the configured upstream
+            raise UpstreamFailure(400, "path", f"glyphfold serve: {exc}") from None
         except httpx.TimeoutException as exc:
             raise UpstreamFailure(
                 504,
@@ -226,19 +294,20 @@ class Proxy:
                     (f"glyphfold serve has no {endpoint.provider} upstream configured"),
                 ),
             )
-        try:
-            raw = await read_body(request, self.cfg.max_body_bytes)
-        except BodyTooLarge:
+        raw, refusal = await self._read(request, endpoint.provider, trace, decode=True)
+        if refusal is not None:
+            return refusal
+        assert raw is not None
+        body = _parse_json(raw) if len(raw) <= _INLINE_PRICING_BYTES else None
+        if body is None and len(raw) > _INLINE_PRICING_BYTES:
+            body = await self._priced(_parse_json, raw)  # a big body parses off the loop
+        if body is TOO_DEEP:
             return self._done(
                 trace,
                 self.error(
-                    endpoint.provider,
-                    413,
-                    (f"request body is over this proxy's limit of {self.cfg.max_body_bytes} bytes"),
-                    code="request_too_large",
+                    endpoint.provider, 400, "request body JSON is nested too deeply to read"
                 ),
             )
-        body = _parse_json(raw)
         if not isinstance(body, dict):
             return self._done(
                 trace, self.error(endpoint.provider, 400, "request body must be a JSON object")
@@ -248,17 +317,82 @@ class Proxy:
         stream = endpoint.can_stream and body.get("stream") is True
         fit = Fit(raw, endpoint.history(body), None, None)
         if ctx is not None:
-            fit = await self._fit(ctx, fit)
+            try:
+                fit = await self._fit_unless_gone(request, ctx, fit)
+            except ClientGone:
+                self.metrics.client_gone.labels(endpoint.name).inc()
+                self.log.write("client_gone", endpoint=endpoint.name, stage="before forwarding")
+                return self._done(trace, Response(b"", 499))
         trace.fit = fit
         if self.recorder is not None and fit.history is not None and endpoint.records:
-            trace.conversation = conversation_key(
-                endpoint.provider, endpoint.history(body), request.headers.get(CONVERSATION_HEADER)
+            trace.identity = self.recorder.identity(request.headers)
+            trace.conversation = conversation_name(
+                trace.identity,
+                endpoint.provider,
+                endpoint.history(body),
+                request.headers.get(CONVERSATION_HEADER),
             )
         try:
             return await self._forward(request, up, endpoint, ctx, body, trace, stream)
         except UpstreamFailure as exc:
             self.metrics.upstream_errors.labels(endpoint.name, exc.kind).inc()
             return self._done(trace, self.error(endpoint.provider, exc.status, str(exc)))
+
+    async def _read(
+        self, request: Request, provider: str, trace: Trace, *, decode: bool
+    ) -> tuple[bytes | None, Response | None]:
+        """(the request body, None), or (None, the error response) when it is refused."""
+        limit = self.cfg.max_body_bytes
+        try:
+            raw = await read_body(
+                request,
+                limit,
+                idle_s=self.cfg.body_idle_timeout_s,
+                total_s=self.cfg.body_timeout_s,
+            )
+            if decode:
+                raw = decode_body(raw, request.headers.get("content-encoding"), limit)
+        except BodyTooLarge:
+            message = f"request body is over this proxy's limit of {limit} bytes"
+            if decode and request.headers.get("content-encoding"):
+                message += " once decoded"
+            err = self.error(provider, 413, message, code="request_too_large")
+        except BodyTimeout:
+            message = (
+                "request body too slow: a pause over "
+                f"{self.cfg.body_idle_timeout_s:g} s or not complete within "
+                f"{self.cfg.body_timeout_s:g} s (body_idle_timeout_s, body_timeout_s)"
+            )
+            err = self.error(provider, 408, message, code="request_timeout")
+        except UnsupportedEncoding as exc:
+            message = f"request content-encoding {exc} is not supported; send gzip, deflate or none"
+            err = self.error(provider, 415, message)
+        except ValueError as exc:
+            err = self.error(provider, 400, str(exc))
+        else:
+            return raw, None
+        return None, self._done(trace, err)
+
+    async def _fit_unless_gone(self, request: Request, ctx: FitContext, unchanged: Fit) -> Fit:
+        """The fit; ClientGone when the client hangs up first (then nothing is forwarded).
+
+        A compaction already running finishes in its thread (it holds its slot until
+        then), its result unused; one still queued for a slot never starts.
+        """
+        gone = asyncio.Event()
+        watcher = asyncio.ensure_future(_until_disconnect(request, gone))
+        task = asyncio.ensure_future(self._fit(ctx, unchanged, gone))
+        try:
+            await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watcher.cancel()
+        if task.done() and not gone.is_set():
+            return task.result()
+        gone.set()
+        if not task.done():
+            self._abandoned.add(task)
+            task.add_done_callback(_forget(self._abandoned))
+        raise ClientGone
 
     def _done(self, trace: Trace, resp: Response, *, stream: bool = False) -> Response:
         self._finish(trace, resp.status_code, stream=stream)
@@ -277,7 +411,7 @@ class Proxy:
             profiles=self.cfg.profiles,
         )
         res = self.learned.apply(trace.upstream, res)
-        trace.model = model
+        trace.model = _short(model)
         trace.window = (
             f"{res.window} ({res.source})"
             if res.window is not None
@@ -302,14 +436,18 @@ class Proxy:
             bus=self.bus,
         )
 
-    async def _fit(self, ctx: FitContext, unchanged: Fit) -> Fit:
+    async def _fit(self, ctx: FitContext, unchanged: Fit, gone: asyncio.Event | None = None) -> Fit:
         try:
             if len(ctx.raw) <= _INLINE_PRICING_BYTES:
                 priced = price(ctx)  # ~50 us for a small request: no thread hop
-                if priced is not None:
-                    return priced
-            return await self._in_thread(fit_request, ctx)
-        except GlyphfoldError as exc:  # a history glyphfold cannot read: the upstream judges it
+            else:
+                priced = await self._priced(price, ctx)  # never behind a compaction
+            if priced is not None:
+                return priced
+            return await self._in_thread(fit_request, ctx, gone=gone)
+        except (GlyphfoldError, RecursionError) as exc:
+            # a history glyphfold cannot read (or nested past the recursion limit):
+            # the upstream judges it
             self.log.write(
                 "compaction_skipped",
                 endpoint=ctx.endpoint.name,
@@ -360,6 +498,8 @@ class Proxy:
         """
         sent = trace.fit
         assert sent is not None
+        if len(ctx.model.model) > _MODEL_CHARS:
+            return  # no real model has such a name: nothing worth remembering
         text = (
             error
             if isinstance(error, str)
@@ -400,7 +540,7 @@ class Proxy:
                         continue
                 headers = {**response_headers(resp), **trace.headers()}
                 return self._done(trace, Response(data, resp.status_code, headers=headers))
-            if ctx is not None and trace.fit is not None:
+            if ctx is not None and trace.fit is not None and len(ctx.model.model) <= _MODEL_CHARS:
                 self.learned.succeeded(trace.upstream, ctx.model.model, trace.fit.tokens_after)
             if stream and "text/event-stream" in resp.headers.get("content-type", ""):
                 result = await self._start_stream(resp, endpoint, ctx, trace, attempt)
@@ -415,7 +555,14 @@ class Proxy:
     ) -> Response:
         t = time.perf_counter()
         try:
-            data = await read_upstream(resp)
+            data = await read_upstream(resp, self.cfg.max_response_bytes, strict=True)
+        except ResponseTooLarge:
+            raise UpstreamFailure(
+                502,
+                "too_large",
+                "glyphfold serve: the upstream's reply is over this proxy's limit of "
+                f"{self.cfg.max_response_bytes} bytes decoded (max_response_bytes)",
+            ) from None
         except httpx.TimeoutException:
             raise UpstreamFailure(
                 504, "timeout", "glyphfold serve: the upstream timed out while sending its reply"
@@ -437,9 +584,15 @@ class Proxy:
                 "glyphfold serve: the upstream answered "
                 f"{resp.status_code} with a body that is not valid JSON",
             )
-        if self.recorder is not None and trace.conversation is not None and endpoint.can_stream:
+        if (
+            self.recorder is not None
+            and trace.conversation is not None
+            and trace.identity is not None
+            and endpoint.can_stream
+        ):
             self.recorder.record(
                 endpoint.provider,
+                trace.identity,
                 trace.conversation,
                 endpoint.history(body),
                 final_reply(endpoint.provider, parsed),
@@ -486,9 +639,18 @@ class Proxy:
             return self._done(
                 trace, Response(first, resp.status_code, headers=headers), stream=True
             )
-        if self.recorder is not None and trace.conversation is not None and ctx is not None:
+        if (
+            self.recorder is not None
+            and trace.conversation is not None
+            and trace.identity is not None
+            and ctx is not None
+        ):
             self.recorder.record(
-                endpoint.provider, trace.conversation, endpoint.history(ctx.body), None
+                endpoint.provider,
+                trace.identity,
+                trace.conversation,
+                endpoint.history(ctx.body),
+                None,
             )
         headers = {**response_headers(resp), **trace.headers()}
         self._finish(trace, resp.status_code, stream=True)
@@ -515,6 +677,20 @@ class Proxy:
         h = request.headers
         provider = ANTHROPIC if ("anthropic-version" in h or "x-api-key" in h) else OPENAI
         trace = Trace("passthrough", provider)
+        disguised = re.sub(r"/+", "/", request.url.path.lower().rstrip("/") or "/")
+        if request.method == "POST" and disguised.split(";", 1)[0] in _CANONICAL:
+            # /v1//chat/completions, /V1/messages/ ...: a chat request would skip compaction
+            # and recording on its way round; the canonical path is the only way in (a GET
+            # of /v1/chat/completions, OpenAI's stored completions, still passes through)
+            return self._done(
+                trace,
+                self.error(
+                    provider,
+                    400,
+                    f"glyphfold serve: send {request.method} {request.url.path!r} to its "
+                    f"canonical path {disguised.split(';', 1)[0]!r}",
+                ),
+            )
         up = self.upstreams.get(provider)
         if up is None or not self.cfg.passthrough:
             return self._done(
@@ -525,20 +701,12 @@ class Proxy:
                     (f"glyphfold serve does not route {request.method} {request.url.path}"),
                 ),
             )
+        raw, refusal = await self._read(request, provider, trace, decode=False)
+        if refusal is not None:
+            return refusal
+        assert raw is not None
         try:
-            raw = await read_body(request, self.cfg.max_body_bytes)
-        except BodyTooLarge:
-            return self._done(
-                trace,
-                self.error(
-                    provider,
-                    413,
-                    (f"request body is over this proxy's limit of {self.cfg.max_body_bytes} bytes"),
-                    code="request_too_large",
-                ),
-            )
-        try:
-            resp = await self._send(up, request, raw, trace)
+            resp = await self._send(up, request, raw, trace, keep_encoding=True)
         except UpstreamFailure as exc:
             self.metrics.upstream_errors.labels("passthrough", exc.kind).inc()
             return self._done(trace, self.error(provider, exc.status, str(exc)))
@@ -555,3 +723,34 @@ class Proxy:
             b"", resp.aiter_bytes(), resp, provider=provider, on_error=on_error, on_end=on_end
         )
         return RelayResponse(gen, resp.status_code, headers=response_headers(resp))
+
+
+async def _until_disconnect(request: Request, gone: asyncio.Event) -> None:
+    """Return (setting ``gone``) when the client hangs up; the body is already read."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            gone.set()
+            return
+
+
+def _forget(pending: set[asyncio.Future[Any]]) -> Any:
+    def done(fut: asyncio.Future[Any]) -> None:
+        pending.discard(fut)
+        if not fut.cancelled():
+            fut.exception()  # retrieved: an abandoned fit's error is not "never retrieved"
+
+    return done
+
+
+def _warm_pricing() -> None:
+    """Price a small history of each wire format once (imports and first-call caches)."""
+    chat = [
+        {"role": "system", "content": "warm up"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+    ]
+    glyphfold.estimate_history_tokens(chat, image_policy="all")
+    glyphfold.estimate_history_tokens({"system": "warm up", "messages": chat[1:]})
+    glyphfold.estimate_history_tokens({"instructions": "warm up", "input": chat[1:]})
+    json.loads(json.dumps({"messages": chat}))

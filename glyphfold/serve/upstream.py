@@ -8,11 +8,14 @@ upstream unchanged but for hop-by-hop ones; nothing here logs them.
 
 from __future__ import annotations
 
+import re
+from urllib.parse import unquote
+
 import httpx
 
 from glyphfold.serve.config import ServeConfig
 
-__all__ = ["HOP_BY_HOP", "Upstream", "response_headers"]
+__all__ = ["HOP_BY_HOP", "Upstream", "has_dot_segment", "response_headers"]
 
 HOP_BY_HOP = frozenset(
     {
@@ -35,6 +38,23 @@ HOP_BY_HOP = frozenset(
 # set by the server that answers the client (uvicorn), not copied from the upstream
 _OWN_RESPONSE = frozenset({"date", "server"})
 _OWN_PREFIX = "x-glyphfold-"
+# replies are asked for unencoded: a compressed reply (a gzip "bomb") is never inflated
+# past the proxy's limit, and relays need no decoding (issue 21 item 6)
+_IDENTITY = (b"accept-encoding", b"identity")
+_SEGMENT_SPLIT = re.compile(r"[/\\]")
+
+
+def has_dot_segment(raw_path: bytes) -> bool:
+    """True when a ``.`` or ``..`` segment hides in the path (percent-encoded too, twice)."""
+    path = raw_path.split(b"?", 1)[0].decode("latin-1")
+    for _ in range(3):
+        if any(s in (".", "..") for s in _SEGMENT_SPLIT.split(path)):
+            return True
+        decoded = unquote(path, encoding="latin-1")
+        if decoded == path:
+            return False
+        path = decoded
+    return True  # encoded three times over: no honest client sends that
 
 
 def response_headers(resp: httpx.Response) -> dict[str, str]:
@@ -83,22 +103,39 @@ class Upstream:
         """The upstream URL for a request path; ValueError if it would leave the host."""
         if not raw_path.startswith(b"/"):
             raw_path = b"/" + raw_path
+        if has_dot_segment(raw_path):  # /v1/../../admin would leave the configured prefix
+            msg = "request path has a '.' or '..' segment"
+            raise ValueError(msg)
         target = self._prefix + raw_path + (b"?" + query if query else b"")
         url = self.base.copy_with(raw_path=target)
         if (url.scheme, url.host, url.port) != (self.base.scheme, self.base.host, self.base.port):
             msg = "request path would leave the configured upstream"
             raise ValueError(msg)
+        if not url.raw_path.startswith(self._prefix + b"/"):
+            msg = "request path would leave the configured upstream path"
+            raise ValueError(msg)
         return url
 
     @staticmethod
-    def forward_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-        """The client's headers as sent upstream: unchanged but hop-by-hop and our own."""
+    def forward_headers(
+        headers: list[tuple[bytes, bytes]], *, keep_encoding: bool = False
+    ) -> list[tuple[bytes, bytes]]:
+        """The client's headers as sent upstream: unchanged but hop-by-hop and our own.
+
+        ``keep_encoding``: the body goes up as the client sent it (passthrough), so its
+        ``content-encoding`` goes too; a compacting route sends the decoded body.
+        Replies are always asked for with ``accept-encoding: identity``.
+        """
         out = []
         for k, v in headers:
             lk = k.decode("latin-1").lower()
+            if lk == "content-encoding" and keep_encoding:
+                out.append((k, v))
+                continue
             if lk in HOP_BY_HOP or lk.startswith(_OWN_PREFIX):
                 continue
             out.append((k, v))
+        out.append(_IDENTITY)
         return out
 
     async def send(
@@ -108,12 +145,14 @@ class Upstream:
         query: bytes,
         headers: list[tuple[bytes, bytes]],
         content: bytes,
+        *,
+        keep_encoding: bool = False,
     ) -> httpx.Response:
         """Send and return the response with its body not yet read (``stream=True``)."""
         req = self.client.build_request(
             method,
             self.url(raw_path, query),
-            headers=self.forward_headers(headers),
+            headers=self.forward_headers(headers, keep_encoding=keep_encoding),
             content=content,
         )
         return await self.client.send(req, stream=True)

@@ -23,7 +23,7 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 # commands whose every option docs/cli.md must name (the others have their own pages)
 OWN_COMMANDS = (
     "demo", "compact", "context", "shake", "trim", "validate", "render", "profiles",
-    "sessions", "tree", "export", "import",
+    "sessions", "tree", "export", "import", "shapes", "legibility", "bench",
 )  # fmt: skip
 
 
@@ -85,7 +85,11 @@ def _public_docs():
 
 
 def test_public_docstrings_cite_the_docs_not_spec():
-    cited = [name for name, doc in _public_docs() if "SPEC" in doc]
+    """A public docstring may cite ``SPEC §N.M``: docs/spec.md is in the repository now (and
+    tests/test_spec_citations.py checks every citation exists); never the old SPEC.md."""
+    cited = [
+        name for name, doc in _public_docs() if "SPEC.md" in doc or re.search(r"SPEC(?! §\d)", doc)
+    ]
     assert cited == []
 
 
@@ -108,3 +112,47 @@ def test_error_messages_cite_the_docs_not_spec():
                 text = node.value if isinstance(node, ast.Constant) else None
                 if isinstance(text, str) and id(node) not in docs:
                     assert "SPEC" not in text, f"{path.relative_to(ROOT)}:{node.lineno}"
+
+
+def test_readme_sample_page_is_what_render_makes(tmp_path, capsys):
+    """docs/sample-page.png was stale (1568x640 while `glyphfold render` made 1568x656), and
+    the default render cost 2.5x its text (issue 24). The README's figures are checked too.
+    To refresh: glyphfold render --out /tmp/s && cp /tmp/s/page-0001.png docs/sample-page.png
+    """
+    import json
+
+    import numpy as np
+    from PIL import Image
+
+    assert cli.main(["render", "--out", str(tmp_path), "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    ours = Image.open(ROOT / "docs" / "sample-page.png")
+    fresh = Image.open(tmp_path / "page-0001.png")
+    assert ours.size == fresh.size
+    assert np.array_equal(np.asarray(ours.convert("L")), np.asarray(fresh.convert("L")))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    kb = round((ROOT / "docs" / "sample-page.png").stat().st_size / 1000)
+    assert (
+        f"{made['width']}x{made['height']}, {kb} KB, {made['image_tokens']:,} image tokens"
+        in readme
+    )
+    assert f"~{made['text_tokens_estimate']:,} as text" in readme
+    assert made["image_tokens"] < made["text_tokens_estimate"] and made["warning"] is None
+
+
+def test_readme_set_up_says_what_ci_run_does_and_when_timings_were_taken():
+    """Issue 24: the README's timings (19 s, ~6 min, ~0.7 s) held only on an idle machine
+    and did not say so; it did not say that `bash .ci/run` turns the user's .venv into an
+    editable test install (~330 MB -> ~1.4 GB) and runs `npm ci`."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = " ".join(readme.split("## Set up", 1)[1].split("### Extras", 1)[0].split())
+    assert "editable" in setup and "npm ci" in setup and "GLYPHFOLD_VENV" in setup
+    assert re.search(r"\d+ MB", setup) and re.search(r"\d(\.\d)? GB", setup)
+    for sentence in re.split(r"(?<=[.;])\s", setup):
+        if re.search(r"\b\d+(\.\d+)? ?(s|min|minutes|seconds)\b", sentence):
+            assert re.search(r"idle|load", sentence), sentence  # its conditions, said
+    python = " ".join(readme.split("## Python", 1)[1].split("## ", 1)[0].split())
+    assert "warm_up" in python
+    for line in python.split("#"):
+        if re.search(r"\d(\.\d)? s\b", line):
+            assert re.search(r"idle|load", line), line

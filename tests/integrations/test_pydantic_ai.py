@@ -23,6 +23,8 @@ from glyphfold.integrations.pydantic_ai import (
 class Script:
     """The model's side: PLAN[t] tool calls per turn, then a reply; records its inputs."""
 
+    __name__ = "script"  # FunctionModel names itself after its function
+
     def __init__(self) -> None:
         self.received: list[list] = []
         self.turn = 0

@@ -180,3 +180,21 @@ def test_canonical_histories_append_too():
                 prev.compacted.messages
             )
     assert {"compact", "append"} <= {f.action for f in fits}
+
+
+def test_markers_stay_within_the_four_breakpoint_limit():
+    """Ours on the newest block + the harness's on system, tools and its newest messages."""
+    h = anthropic_history(30, chars=6000)
+    system = [{"type": "text", "text": h["system"], "cache_control": {"type": "ephemeral"}}]
+    tools = [{"name": "bash", "input_schema": {}, "cache_control": {"type": "ephemeral"}}]
+    c = glyphfold.Compactor(budget=20_000, rungs=("snapshot",))
+    for n in (41, 43, 45):
+        msgs = copy.deepcopy(h["messages"][:n])
+        for m in msgs[-2:]:
+            m["content"][-1]["cache_control"] = {"type": "ephemeral"}
+        before = copy.deepcopy(msgs)
+        fitted = c({"system": system, "messages": msgs}, tools=tools)
+        assert msgs == before
+        marks = _dump(fitted.messages).count('"cache_control"') + 1  # + the tools'
+        assert marks <= 4, (n, fitted.action, marks)
+        assert fitted.messages["messages"][-1]["content"][-1].get("cache_control")

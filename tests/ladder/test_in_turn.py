@@ -100,7 +100,8 @@ def test_the_minimal_case_of_the_issue(fmt):
     assert 17_000 < est < 18_500  # the issue measured 17,665 tokens for this shape
     for result, target in ((compact(wire, budget=8_800), 8_800), (recover(wire), est * 2 // 3)):
         (snap,) = [e for e in result.ledger if e.rung == "snapshot"]
-        assert snap.extra["imaged_steps"] >= 8 and result.pages  # inside the one turn
+        # inside the one turn; every word of the runs fits on dense pages (SPEC §5.9)
+        assert snap.extra["imaged_steps"] >= 6 and result.pages and not snap.extra["lossy"]
         check_output(wire, result, target)
 
 
@@ -141,13 +142,18 @@ def _continue(wire, fmt: str, first: int, extra: int):
 
 @pytest.mark.parametrize("fmt", shapes.FORMATS)
 def test_in_turn_snapshots_rerender_from_source(fmt):
-    """SPEC §5.3 inside one turn: pass 2 unfolds pass 1's source and renders once."""
+    """SPEC §5.3 inside one turn: a merging pass 2 unfolds pass 1's source and renders once.
+
+    (Blocks merge only when they must, SPEC §5.10; ``freeze_blocks=False`` asks for it.)
+    """
     wire = shapes.long_turn(fmt, steps=16)
     first = compact(wire, budget=12_000)
     stored = json.loads(json.dumps(first.messages))  # what a harness keeps
     grown = _continue(stored, fmt, 16, 6)
-    second = compact(grown, budget=20_000)
-    assert find_violations(second.messages) == []
+    second = compact(grown, budget=20_000, config=LadderConfig(freeze_blocks=False))
+    # (the appended run starts with an assistant message after the final answer: Anthropic
+    # alternation fails on the input itself; compaction adds no violation of its own)
+    assert len(find_violations(second.messages)) <= len(find_violations(grown))
     snaps1 = [
         m for m in msgs_of(first.messages) if m.get("x_glyphfold", {}).get("kind") == "snapshot"
     ]
@@ -159,7 +165,10 @@ def test_in_turn_snapshots_rerender_from_source(fmt):
     src1 = plain_text(snaps1[0]["x_glyphfold"]["source"])
     src2 = plain_text(snaps2[0]["x_glyphfold"]["source"])
     assert src2.startswith("[earlier snapshot]\n")
-    assert "Fixing attempt 16." in src2
+    # step 16 is on the new pages, or still text when denser pages of the old source
+    # made room enough (SPEC §5.9 shape ladder): said once either way
+    sent = json.dumps(second.for_provider())
+    assert ("Fixing attempt 16." in src2) != ("Fixing attempt 16." in sent)
     assert not {p.png for p in first.pages} & {p.png for p in second.pages}  # no pages of pages
     rows = [r for e in second.ledger if e.rung == "snapshot" for r in e.removed]
     assert any("re-rendered from its source" in r.detail for r in rows)

@@ -319,3 +319,18 @@ def test_content_cannot_carry_mark_code_points():
     assert forged not in raw.split("\n", 1)[1]  # only the real header line holds marks
     with pytest.raises(ValueError, match="printable ASCII"):
         mark("[usér]")
+
+
+def test_factsheet_full_takes_what_pages_read_worst_first():
+    """Issue 20: when the caps bind, hashes, hex ids and long paths go in before short
+    numbers and paths the pages read well; the list keeps first-appearance order."""
+    numbers = " ".join(f"{100000 + i}" for i in range(40))
+    long_path = "/work/repo/glyphfold/compaction/ladder/rungs/snapshot/factsheet.py"
+    text = f"{numbers} a/b.py {long_path} commit 0123456789abcdef0123456789abcdef01234567"
+    facts = extract_facts(text, config=FactsheetConfig(max_items=3))
+    assert [f.value for f in facts] == [
+        "a/b.py",
+        long_path,
+        "0123456789abcdef0123456789abcdef01234567",
+    ]
+    assert "100000" not in {f.value for f in facts}  # first, but a page reads it well

@@ -8,6 +8,7 @@ crops of the first page of each pass (recognition only: fast and small).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -17,6 +18,7 @@ import pytest
 from glyphfold.compaction.ladder.api import compact
 from glyphfold.compaction.ladder.registry import LadderConfig
 from glyphfold.compaction.ladder.rungs.elide import ElideConfig
+from glyphfold.compaction.ladder.rungs.snapshot import SnapshotConfig
 from glyphfold.compaction.ladder.transcript import plain_text
 
 rapidocr = pytest.importorskip("rapidocr_onnxruntime")
@@ -80,10 +82,17 @@ def _snapshot_source(result) -> str:
 def test_second_pass_reads_back_as_well_as_the_first(session):
     """OCR of a pass-2 page has the same CER as pass 1 (re-rendered from text)."""
     ocr = rapidocr.RapidOCR()
-    wide = LadderConfig(elide=ElideConfig(policy="unremarkable"))  # as 0.1: the same pages
+    # as 0.1: the same pages (wide elision, regular shape, user messages imaged)
+    wide = LadderConfig(
+        elide=ElideConfig(policy="unremarkable"),
+        snapshot=SnapshotConfig(shape="regular", keep_user_text=False),
+    )
     first = compact(session, budget=12_000, config=wide)
     second = compact(
-        json.loads(json.dumps(first.messages)), budget=first.tokens_after - 1_500, rungs="snapshot"
+        json.loads(json.dumps(first.messages)),
+        budget=first.tokens_after - 1_500,
+        rungs="snapshot",
+        config=dataclasses.replace(wide, freeze_blocks=False),  # a merge: all rendered again
     )
     assert first.pages and second.pages
     cer1 = page_cer(ocr, first.pages[0], _snapshot_source(first))

@@ -146,8 +146,10 @@ def test_subprocess_error_has_no_traceback(tmp_path):
 def test_bench_runs_and_reports_the_comparison(capsys):
     """`glyphfold bench` (tiny run) prints every figure of the comparison table as JSON."""
     args = ["bench", "--chars", "4000", "--baseline-pages", "1", "--repeat", "1"]
-    assert main([*args, "--no-fresh", "--json"]) == 0
+    code = main([*args, "--no-fresh", "--json"])
     data = json.loads(capsys.readouterr().out)
+    # a tiny run is noise: its targets may be missed, and then the exit is 1 (issue 24)
+    assert code == (0 if all(t["met"] for t in data["targets"]) else 1)
     assert data["chars"] == 4000
     for key in ("speedup_vs_pillow", "pixel_stage_ms_per_page", "memset_ms_per_page"):
         assert data[key] > 0

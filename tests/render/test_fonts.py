@@ -119,16 +119,34 @@ def test_missing_preferred_font_falls_through(monkeypatch, dejavu):
     assert resolve.resolve_font(preferred="glyphfold-missing") == dejavu
 
 
-def test_fallback_chain_orders_unifont_by_cell_height(dejavu):
-    """Unifont (exact 16-px bitmaps) precedes Noto CJK in 16-px cells, follows it below."""
-    tall = resolve.fallback_chain(dejavu, cell_h=16)
-    short = resolve.fallback_chain(dejavu, cell_h=10)
-    assert tall[0] == dejavu and short[0] == dejavu
-    names = [p.name for p in tall]
-    assert names.index("unifont.otf") < names.index("NotoSansCJK-Regular.ttc")
-    names = [p.name for p in short]
-    assert names.index("NotoSansCJK-Regular.ttc") < names.index("unifont.otf")
-    assert len(set(tall)) == len(tall)
+def test_fallback_chain_puts_noto_cjk_before_unifont(dejavu):
+    """Noto CJK (sized with paper between rows) precedes Unifont at every cell height."""
+    for cell_h in (10, 16, 20):
+        chain = resolve.fallback_chain(dejavu, cell_h=cell_h)
+        assert chain[0] == dejavu and len(set(chain)) == len(chain)
+        names = [p.name for p in chain]
+        if "unifont.otf" in names and "NotoSansCJK-Regular.ttc" in names:
+            assert names.index("NotoSansCJK-Regular.ttc") < names.index("unifont.otf")
+
+
+@pytest.mark.parametrize(("cell_h", "gap"), [(10, 2), (16, 3), (20, 3)])
+def test_wide_outline_glyphs_leave_paper_between_rows(cell_h, gap):
+    """Issue 20: a CJK glyph from an outline font leaves ``wide_gap`` rows of paper."""
+    from glyphfold.fonts.raster import FontFace, wide_gap
+
+    noto = resolve.find_system_font("Noto Sans CJK SC") or resolve.find_packaged_font(
+        "Noto Sans CJK SC"
+    )
+    if noto is None:
+        pytest.skip("no Noto Sans CJK on this machine")
+    assert wide_gap(cell_h) == gap
+    face = FontFace(noto, cell_w=cell_h // 2, cell_h=cell_h, mono=True)
+    inked_rows = 0
+    for ch in "国永道書龍鬱":
+        ink = face.render(ord(ch), width_cells=2)
+        rows = np.flatnonzero(ink.any(axis=1))
+        inked_rows = max(inked_rows, int(rows[-1] - rows[0] + 1))
+    assert inked_rows <= cell_h - gap + 1  # hinting may round one row up
 
 
 def test_install_hints_name_debian_packages():

@@ -31,7 +31,7 @@ def _prepared(atlas: Atlas, text: str):
     from glyphfold.render.layout import class_table
 
     cps = to_codepoints(text)
-    atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, 0x21A9))
+    atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, 0x2590))
     return pages
 
 
@@ -108,7 +108,7 @@ def test_word_stream_blit_matches_naive(dejavu, unifont, cw, ch, kernels):
     text = "wide 国语 and ｱ kana\nrow two\twith a tab and ✓ a label, then more text"
     pages, _ = layout_text(text, cols=13, rows=3)
     cps = to_codepoints(text)
-    atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, 0x21A9, *map(ord, "[OK]")))
+    atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, 0x2590, *map(ord, "[OK]")))
     for page in pages:
         buf = np.full((3 * ch, -(-13 * cw // 8) * 8), 7, dtype=np.uint8)
         got = blit(page, atlas, buf, kernels=kernels)
@@ -128,7 +128,7 @@ def test_bit_blit_matches_naive_blit_then_pack(dejavu, unifont, cw, ch, kernels)
     text = "wide 国语 and ｱ kana\nrow two\twith a tab and ✓ a label, then more text"
     pages, _ = layout_text(text, cols=13, rows=3)
     cps = to_codepoints(text)
-    atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, 0x21A9, *map(ord, "[OK]")))
+    atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, 0x2590, *map(ord, "[OK]")))
     for page in pages:
         out = np.empty((3 * ch, 1 + (13 * cw + 7) // 8), dtype=np.uint8)
         got = blit_scanlines(page, atlas, out, kernels=kernels)

@@ -14,7 +14,7 @@ from glyphfold.render import codes as K
 from glyphfold.render.layout import LayoutConfig, layout_text
 from tests.naive import naive_layout
 
-CONT, NL, JOIN = 0x21AA, 0x21B5, 0x21A9
+CONT, NL, JOIN = 0x21AA, 0x21B5, 0x2590
 
 
 def rows_text(page, *, cont=CONT) -> list[str]:
@@ -27,6 +27,8 @@ def rows_text(page, *, cont=CONT) -> list[str]:
                 chars.append("_")
             elif code == cont:
                 chars.append("~")
+            elif code == JOIN:
+                chars.append("↩")
             else:
                 chars.append(chr(code))
         out.append("".join(chars).rstrip(" "))

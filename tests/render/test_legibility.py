@@ -305,6 +305,14 @@ def test_whole_page_of_english_reads_back(target_engines):
 
 
 @pytest.mark.ocr
+def test_whole_page_of_chinese_reads_back(rapid_native):
+    """Issue 20: CJK on a whole regular page, CER <= 3% (9% when Unifont's 16-px glyphs
+    filled the rows edge to edge; wide glyphs now leave paper between rows)."""
+    best = L.best_results(_page_results("chinese", "regular", [rapid_native], lines=2))
+    assert best["chinese"].cer <= L.TARGETS["regular"].max_cer_cjk, best["chinese"].confusions
+
+
+@pytest.mark.ocr
 def test_whole_page_of_generated_ids_reads_back(rapid_native):
     """SPEC §5.4: the page of 30 generated id lines, UUIDs and hex ids >= 95% exact.
 
@@ -316,13 +324,9 @@ def test_whole_page_of_generated_ids_reads_back(rapid_native):
     assert rate >= target.min_id_rate, [(r.engine, r.ids, r.confusions[:6]) for r in results]
 
 
-# (shape, part) -> why it misses its target today, measured on whole pages (the report
-# in benchmarks/README.md has the numbers); strict: a part that starts passing fails here
-KNOWN_MISSES: dict[tuple[str, str], str] = {
-    ("regular", "chinese"): "9% (rapidocr): its recogniser misreads CJK in the detector's "
-    "tight crops (天->关, 今->岑; 0% on padded line crops)",
-    ("dense", "chinese"): "83% (rapidocr): the detector finds almost no 10 px CJK line",
-}
+# (shape, part) -> why it misses its target today: one table, the library's (the CLI exits 0
+# on these alone); strict: a part that starts passing fails here
+KNOWN_MISSES = L.KNOWN_MISSES
 
 
 @pytest.mark.slow

@@ -16,22 +16,21 @@ pytest.importorskip("httpx")
 import uvicorn
 
 from glyphfold.serve import ServeConfig, create_app
+from glyphfold.serve.server import uvicorn_config
 from tests.serve.fake_upstream import FakeUpstream
 
 
 class ServerThread:
     """Serve an ASGI app with uvicorn on 127.0.0.1 (a free port) in a daemon thread."""
 
-    def __init__(self, app: Any) -> None:
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=0,
-            log_level="warning",
-            lifespan="on",
-            access_log=False,
-            timeout_graceful_shutdown=1,
-        )
+    def __init__(self, app: Any, cfg: ServeConfig | None = None) -> None:
+        local = {"host": "127.0.0.1", "port": 0, "log_level": "warning"}
+        if cfg is not None:  # the proxy: served with glyphfold serve's own limits
+            config = uvicorn_config(app, cfg, **local, timeout_graceful_shutdown=1)
+        else:
+            config = uvicorn.Config(
+                app, **local, lifespan="on", access_log=False, timeout_graceful_shutdown=1
+            )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.url = ""
@@ -76,7 +75,7 @@ def serve(fake: FakeUpstream) -> Iterator[Any]:
                 **overrides,
             }
         )
-        srv = ServerThread(create_app(cfg)).__enter__()
+        srv = ServerThread(create_app(cfg), cfg).__enter__()
         srv.proxy = srv.server.config.app.state.proxy  # type: ignore[attr-defined]
         started.append(srv)
         return srv

@@ -8,7 +8,8 @@ error body and status. Faults are asked for per request with the
 ``die-mid-stream``, ``stall-mid-stream``, ``slow``, ``malformed``, ``500``,
 ``overflow-event`` (a 200 stream whose first event is an overflow error) and
 ``drip`` (a slow stream, for client disconnects), ``overflow-text`` (a normal 200
-stream whose MODEL TEXT quotes an overflow message) and ``overflow-at:N`` (the
+stream whose MODEL TEXT quotes an overflow message) and ``gzip-bomb`` (a gzip reply that inflates
+to 64 MB) and ``overflow-at:N`` (the
 provider's overflow error stating a window of N, whatever the request's size).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gzip
 import json
 import math
 import struct
@@ -127,6 +129,15 @@ def _anthropic_overflow(window: int, tokens: int) -> dict[str, Any]:
     }
 
 
+_BOMB: list[bytes] = []
+
+
+def _bomb() -> bytes:
+    if not _BOMB:
+        _BOMB.append(gzip.compress(b"0" * (64 * 1024 * 1024), compresslevel=9))
+    return _BOMB[0]
+
+
 @dataclass
 class FakeUpstream:
     """The fake's state: windows per model (default ``window``), what it received."""
@@ -159,6 +170,7 @@ class FakeUpstream:
                 Route("/v1/messages/count_tokens", self._count, methods=["POST"]),
                 Route("/v1/responses", self._responses, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
+                Route("/v1/echo", self._echo, methods=["POST"]),
             ]
         )
 
@@ -188,8 +200,19 @@ class FakeUpstream:
             self.received.append(Received("/v1/models", None, 0, True, dict(request.headers), b""))
         return JSONResponse({"object": "list", "data": [{"id": "gpt-fake", "object": "model"}]})
 
+    async def _echo(self, request: Request) -> Response:
+        """A route glyphfold does not compact: what arrived, as it arrived (passthrough)."""
+        raw = await request.body()
+        with self.lock:
+            self.received.append(Received("/v1/echo", None, 0, True, dict(request.headers), raw))
+        return JSONResponse({"bytes": len(raw)})
+
     async def _chat(self, request: Request) -> Response:
         body, tokens, window, fault = await self._take(request)
+        if fault == "gzip-bomb":  # a 200 reply of 64 MB of zeros in ~64 KB of gzip
+            return Response(
+                _bomb(), 200, media_type="application/json", headers={"content-encoding": "gzip"}
+            )
         if fault == "500":
             return JSONResponse(
                 {

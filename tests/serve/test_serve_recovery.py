@@ -44,6 +44,7 @@ def test_openai_overflow_is_recovered_and_retried(serve, fake, stream):
         text, headers = raw.parse().choices[0].message.content, raw.headers
     assert text.startswith("ok ")
     assert "overflow 1: recovered" in headers["x-glyphfold-recovery"]
+    assert headers["x-glyphfold-cache"] == "recover"  # issue 19: not "none" (not compacted)
     # issue 24: says why and what to do (was "unknown (unknown)")
     assert headers["x-glyphfold-window"] == "unknown (not in the table; set --window MODEL=TOKENS)"
     first, second = fake.received
@@ -67,6 +68,7 @@ def test_anthropic_overflow_is_recovered_and_retried(serve, fake, stream):
         assert raw.parse().content[0].text.startswith("ok ")
         headers = raw.headers
     assert "recovered" in headers["x-glyphfold-recovery"]
+    assert headers["x-glyphfold-cache"] == "recover"
     assert [r.accepted for r in fake.received] == [False, True]
 
 
@@ -84,7 +86,7 @@ def test_the_next_request_uses_the_window_the_upstream_stated(serve, fake):
     # the upstream said "maximum context length is 20000 tokens": the proxy now knows
     # this model's own window and compacts proactively
     assert raw.headers["x-glyphfold-window"] == "20000 (learned)"
-    assert raw.headers["x-glyphfold-cache"] == "miss"
+    assert raw.headers["x-glyphfold-cache"] == "compact"
     assert "x-glyphfold-recovery" not in raw.headers
     assert [r.accepted for r in fake.received] == [False, True, True]
 

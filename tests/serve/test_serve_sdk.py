@@ -95,7 +95,7 @@ def test_same_request_compacts_to_the_same_bytes(serve, fake):
     client = _oa(srv)
     first = client.chat.completions.with_raw_response.create(model=MODEL, messages=history)
     second = client.chat.completions.with_raw_response.create(model=MODEL, messages=history)
-    assert first.headers["x-glyphfold-cache"] == "miss"
+    assert first.headers["x-glyphfold-cache"] == "compact"
     assert second.headers["x-glyphfold-cache"] == "hit"
     a, b = fake.accepted()
     assert a.body == b.body
@@ -113,7 +113,7 @@ def test_next_turn_reuses_the_compacted_prefix(serve, fake):
         {"role": "user", "content": "Now fix it."},
     ]
     raw = client.chat.completions.with_raw_response.create(model=MODEL, messages=grown)
-    assert raw.headers["x-glyphfold-cache"] == "prefix"
+    assert raw.headers["x-glyphfold-cache"] == "append"
     a, b = (json.loads(r.body)["messages"] for r in fake.accepted())
     assert b[: len(a)] == a
     assert b[len(a) :] == grown[len(history) :]

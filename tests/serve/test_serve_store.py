@@ -19,7 +19,11 @@ def _path(db, title_key, n, timeout=5.0):
     while True:
         with glyphfold.open_store(db) as store:
             conv = next(
-                (c for c in store.conversations() if c.title == f"glyphfold serve {title_key}"),
+                (
+                    c
+                    for c in store.conversations()
+                    if c.title.startswith("glyphfold serve ") and c.title.endswith(f"/{title_key}")
+                ),
                 None,
             )
             path = store.path_records(conv.id) if conv else []

@@ -63,7 +63,7 @@ def test_a_tiny_or_contradicted_overflow_teaches_nothing(serve, fake):
     assert _post(srv, small, "overflow-at:3000").status_code == 400
     assert srv.proxy.learned.window(fake.url, "mystery") is None
     r = _post(srv, {"model": "mystery", "messages": history})
-    assert r.status_code == 200 and r.headers["x-glyphfold-window"] == "unknown (unknown)"
+    assert r.status_code == 200 and r.headers["x-glyphfold-window"].startswith("unknown")
 
 
 def test_a_learned_window_never_overrides_a_configured_one(serve, fake):

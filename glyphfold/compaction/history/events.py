@@ -1,7 +1,7 @@
 """Every event glyphfold announces, and the observer bus that delivers them.
 
 History core: HistoryTrimmed, OrphansSwept, MessagesEvicted. Ladder: OverflowRecovery,
-SummaryFailed. Store: CheckpointDropped. They are defined here, in one place, so a
+SummaryFailed, Compacted. Store: CheckpointDropped. They are defined here, in one place, so a
 subscriber can import what it filters on without importing the ladder or the store.
 
 SPEC §2.6: trimming is never silent; every dropped turn is announced to every
@@ -22,6 +22,7 @@ from glyphfold.checks import check_choice
 __all__ = [
     "TRIM_REASONS",
     "CheckpointDropped",
+    "Compacted",
     "EventBus",
     "HistoryTrimmed",
     "MessagesEvicted",
@@ -103,6 +104,33 @@ class SummaryFailed:
     """The summarizer failed; the ladder went on without a summary."""
 
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """A compaction (``compact``, ``recover`` or ``shake``) finished: its numbers."""
+
+    kind: str  # "compact", "recover" or "shake"
+    tokens_before: int
+    tokens_after: int
+    budget: int
+    target: int
+    rungs: tuple[str, ...]  # the rungs that removed something, in order
+    pages: int  # snapshot pages in the result
+    ms: float  # wall time of the ladder
+
+    def attributes(self) -> dict[str, Any]:
+        """The numbers as ``glyphfold.*`` attributes (OpenTelemetry, log records)."""
+        return {
+            "glyphfold.kind": self.kind,
+            "glyphfold.tokens_before": self.tokens_before,
+            "glyphfold.tokens_after": self.tokens_after,
+            "glyphfold.budget": self.budget,
+            "glyphfold.target": self.target,
+            "glyphfold.rungs": ",".join(self.rungs),
+            "glyphfold.pages": self.pages,
+            "glyphfold.ms": self.ms,
+        }
 
 
 @dataclass(frozen=True)

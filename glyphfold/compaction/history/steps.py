@@ -142,6 +142,21 @@ class Regions:
         return tuple(i for i in self.users if self.region_of(i) == region)
 
     @property
+    def request(self) -> tuple[int, ...]:
+        """The request: the newest real user message and the real user messages right
+        before it, with nothing between them (a harness that ends with a summary, a caveat
+        and a command sends them as consecutive user messages). It reaches the model as
+        text wherever it lies (SPEC §5.5)."""
+        if self.newest_user is None:
+            return ()
+        k = next(j for j, s in enumerate(self.steps) if s.start == self.newest_user)
+        out = [self.newest_user]
+        while k > 0 and self.steps[k - 1].kind == "user":
+            k -= 1
+            out.append(self.steps[k].start)
+        return tuple(reversed(out))
+
+    @property
     def newest_user_in_middle(self) -> bool:
         """True when the newest real user message lies in the middle (it stays text)."""
         return self.newest_user is not None and self.region_of(self.newest_user) == "middle"

@@ -44,6 +44,7 @@ from glyphfold.compaction.ladder.loop import (
     resolve_pins,
     run_ladder,
 )
+from glyphfold.compaction.ladder.observe import observed
 from glyphfold.compaction.ladder.registry import (
     DEFAULT_RUNGS,
     MODEL_FREE_RUNGS,
@@ -94,7 +95,7 @@ def _ladder_run(
     min_saving_tokens: int | None = None,
 ) -> LadderRun:
     """The one place compact, recover and shake make their run: the call's numbers and
-    the configuration's shared ones (the tail allowance, the minimum saving)."""
+    the configuration's shared ones (the tail allowance, the minimum saving, frozen blocks)."""
     return LadderRun(
         rungs=tuple(built),
         target=target,
@@ -110,6 +111,7 @@ def _ladder_run(
         image_policy=image_policy,
         tail_tokens=cfg.tail_tokens,
         min_saving_tokens=cfg.min_saving_tokens if min_saving_tokens is None else min_saving_tokens,
+        freeze_blocks=cfg.freeze_blocks,
     )
 
 
@@ -180,7 +182,7 @@ def compact(
         bus=bus,
         image_policy=image_policy,
     )
-    return run_ladder(h, restore, run)
+    return observed("compact", lambda: run_ladder(h, restore, run), dry_run=dry_run, bus=bus)
 
 
 def recover(
@@ -249,7 +251,12 @@ def recover(
         ),
         reactive=True,
     )
-    return run_ladder(h, restore, run, estimate=estimate)
+    return observed(
+        "recover",
+        lambda: run_ladder(h, restore, run, estimate=estimate),
+        dry_run=dry_run,
+        bus=bus,
+    )
 
 
 def shake(
@@ -290,7 +297,7 @@ def shake(
         raise_if_over=False,
         min_saving_tokens=0,  # the user asked for it: every saving counts
     )
-    return run_ladder(h, restore, run)
+    return observed("shake", lambda: run_ladder(h, restore, run), dry_run=dry_run, bus=bus)
 
 
 def transcript_of(history: Any, *, format: FormatArg = "auto") -> str:

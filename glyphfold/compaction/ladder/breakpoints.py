@@ -1,10 +1,14 @@
-"""Prompt-cache breakpoints: one on the snapshot message, at most four in a request.
+"""Prompt-cache breakpoints: one on the newest snapshot block, at most four in a request.
 
 After a compaction that made snapshot pages, the request is: system, head, the
-snapshot (pages), then the tail. Everything up to the snapshot stays byte-identical
-until the next compaction (the pages are re-rendered only then, and rendering is
-deterministic), so a cache breakpoint at the end of the snapshot message lets the
-provider's prompt cache hold the whole prefix, pages included.
+snapshot blocks (pages), then the tail. The blocks already sent are frozen (SPEC
+§5.10): a later compaction keeps them byte for byte and adds a new block after them,
+and a :class:`~glyphfold.Compactor` appends new messages after its previous output.
+So the prefix up to the newest block stays byte-identical across requests, and one
+cache breakpoint at the end of that block lets the provider's prompt cache hold it,
+pages included. Ours moves to the newest block (older blocks lose theirs: they are
+inside its prefix); the harness's own markers on the newest messages stay, within
+the limit (:func:`limit_wire_markers` for a request assembled from an earlier output).
 
 Where each format puts a breakpoint:
 
@@ -43,7 +47,7 @@ from glyphfold.compaction.history.model import (
 from glyphfold.compaction.history.validate import MAX_CACHE_BREAKPOINTS, count_breakpoints
 from glyphfold.compaction.history.wire import CacheMarker, WireFormat, wire_format
 
-__all__ = ["place_cache_breakpoint"]
+__all__ = ["limit_wire_markers", "place_cache_breakpoint"]
 
 
 def _block_marked(b: Block, key: str) -> bool:
@@ -81,12 +85,15 @@ def _unmark(b: Block, key: str) -> Block | None:
     return out
 
 
-def _drop_oldest(msgs: list[Message], key: str, n: int, keep: int) -> None:
-    """Remove ``n`` breakpoints from the messages, oldest first, never from ``keep``."""
+def _drop_oldest(
+    msgs: list[Message], key: str, n: int, keep: int, *, only: int | None = None
+) -> None:
+    """Remove ``n`` breakpoints from the messages, oldest first, never from ``keep``
+    (``only``: from that message alone)."""
     for i, m in enumerate(msgs):
         if n <= 0:
             return
-        if i == keep or not _message_markers(m, key):
+        if i == keep or (only is not None and i != only) or not _message_markers(m, key):
             continue
         blocks: list[Block] = []
         for b in m.blocks:
@@ -150,6 +157,9 @@ def place_cache_breakpoint(
     msgs = list(h.messages)
     if _message_markers(msgs[at], key):
         return h, tokens  # already marked
+    for i in snaps[:-1]:  # older blocks lie inside the newest one's prefix: one of ours
+        if _message_markers(msgs[i], key):
+            _drop_oldest(msgs, key, _message_markers(msgs[i], key), at, only=i)
     in_messages = sum(_message_markers(m, key) for m in msgs)
     over = fixed + in_messages + 1 - MAX_CACHE_BREAKPOINTS
     if over > 0:
@@ -160,3 +170,58 @@ def place_cache_breakpoint(
     if after > target >= tokens:
         return h, tokens
     return out, after
+
+
+def _wire_marks(x: Any, key: str) -> int:
+    return count_breakpoints(x, key)
+
+
+def _unmark_wire(x: Any, key: str, n: int) -> tuple[Any, int]:
+    """(``x`` with up to ``n`` of its ``key`` markers removed, first ones first, how many)."""
+    if n <= 0:
+        return x, 0
+    if isinstance(x, Mapping):
+        done = 0
+        out: dict[str, Any] = {}
+        for k, v in x.items():
+            if k == key and done < n:
+                done += 1
+                continue
+            nv, d = _unmark_wire(v, key, n - done)
+            out[k] = nv
+            done += d
+        return (out, done) if done else (x, 0)
+    if isinstance(x, list):
+        done = 0
+        items: list[Any] = []
+        for v in x:
+            if key == "cachePoint" and isinstance(v, Mapping) and set(v) == {key} and done < n:
+                done += 1
+                continue
+            nv, d = _unmark_wire(v, key, n - done)
+            items.append(nv)
+            done += d
+        return (items, done) if done else (x, 0)
+    return x, 0
+
+
+def limit_wire_markers(items: list[Any], *, fixed: int, key: str = "cache_control") -> list[Any]:
+    """Wire messages with at most ``MAX_CACHE_BREAKPOINTS - fixed`` markers, the oldest gone.
+
+    ``fixed``: the markers of the system prompt and the tools, never touched. Messages
+    that lose a marker are new dicts; the others are the very objects given (the caller's
+    messages are never changed).
+    """
+    room = max(0, MAX_CACHE_BREAKPOINTS - fixed)
+    counts = [_wire_marks(m, key) for m in items]
+    over = sum(counts) - room
+    if over <= 0:
+        return items
+    out = list(items)
+    for i, c in enumerate(counts):
+        if over <= 0:
+            break
+        if c:
+            out[i], done = _unmark_wire(out[i], key, min(c, over))
+            over -= done
+    return out

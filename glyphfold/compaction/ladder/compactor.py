@@ -32,11 +32,13 @@ from typing import Any, Generic, Literal
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.budget import effective_context_budget
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
-from glyphfold.compaction.history.markers import X_KEY
+from glyphfold.compaction.history.markers import SNAPSHOT, X_KEY
 from glyphfold.compaction.history.messages import HistoryT
 from glyphfold.compaction.history.model import History
+from glyphfold.compaction.history.validate import count_breakpoints
 from glyphfold.compaction.history.wire import messages_key
 from glyphfold.compaction.ladder.api import compact, floor_tokens
+from glyphfold.compaction.ladder.breakpoints import limit_wire_markers
 from glyphfold.compaction.ladder.provider import provider_messages
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.errors import ContextOverflowError, InputError
@@ -55,7 +57,7 @@ __all__ = [
 # following steps append to an unchanged prefix. Chosen by measurement
 # (benchmarks/bench_loop.py, docs/ladder.md "Across a loop"): lower means fewer
 # compactions but more of the history as pages sooner.
-DEFAULT_LOW_WATERMARK = 0.6
+DEFAULT_LOW_WATERMARK = 0.4
 
 # prompt-cache markers: not content (a harness moves them every turn)
 MARKER_KEYS = frozenset({"cache_control", "prompt_cache_breakpoint"})
@@ -66,33 +68,45 @@ Action = Literal["none", "hit", "append", "compact"]
 _OWN = ("budget", "window", "ratio", "dry_run", "reserve")
 
 
-def _plain(o: Any) -> Any:
-    """A JSON-able, marker-free form of a wire value or a canonical message (for digests)."""
-    if isinstance(o, Mapping):
-        return {
-            str(k): _plain(v) for k, v in o.items() if k not in MARKER_KEYS and k != "cachePoint"
-        }
-    if isinstance(o, (list, tuple)):
-        return [
-            _plain(v)
-            for v in o
-            if not (isinstance(v, Mapping) and len(v) == 1 and "cachePoint" in v)
-        ]
-    if dataclasses.is_dataclass(o) and not isinstance(o, type):
-        out = {"__": type(o).__name__}
+def _feed(h: Any, o: Any) -> None:
+    """Hash a wire value or a canonical message into ``h``, prompt-cache markers aside.
+
+    A walk, not ``json.dumps``: strings are hashed as they are (no escaping), which is
+    what makes an append cheap next to the request it stands for.
+    """
+    if isinstance(o, str):
+        b = o.encode("utf-8", "surrogatepass")
+        h.update(b"s%d:" % len(b))
+        h.update(b)
+    elif isinstance(o, Mapping):
+        keys = sorted(str(k) for k in o if k not in MARKER_KEYS and k != "cachePoint")
+        h.update(b"{%d" % len(keys))
+        for k in keys:
+            _feed(h, k)
+            _feed(h, o[k])
+        h.update(b"}")
+    elif isinstance(o, (list, tuple)):
+        items = [v for v in o if not (isinstance(v, Mapping) and len(v) == 1 and "cachePoint" in v)]
+        h.update(b"[%d" % len(items))
+        for v in items:
+            _feed(h, v)
+        h.update(b"]")
+    elif dataclasses.is_dataclass(o) and not isinstance(o, type):
+        h.update(type(o).__name__.encode())
         for f in dataclasses.fields(o):
-            if f.name == "meta":
-                continue  # a framework's own objects ride there; the blocks are the content
-            out[f.name] = _plain(getattr(o, f.name))
-        return out
-    if o is None or isinstance(o, (str, int, float, bool)):
-        return o
-    return repr(o)
+            if f.name != "meta":  # a framework's own objects ride there; blocks are the content
+                _feed(h, f.name)
+                _feed(h, getattr(o, f.name))
+    elif o is None or isinstance(o, (bool, int, float)):
+        h.update(b"v" + repr(o).encode())
+    else:
+        h.update(b"r" + repr(o).encode())
 
 
 def _digest_of(item: Any) -> bytes:
-    text = json.dumps(_plain(item), sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+    h = hashlib.blake2b(digest_size=16)
+    _feed(h, item)
+    return h.digest()
 
 
 def content_digests(seed: str, system: Any, items: Sequence[Any]) -> list[bytes]:
@@ -159,7 +173,7 @@ def _unmarked(item: Any) -> Any:
 def _is_snapshot_item(item: Any) -> bool:
     if isinstance(item, Mapping):
         meta = item.get(X_KEY)
-        return isinstance(meta, Mapping) and meta.get("kind") == "snapshot"
+        return isinstance(meta, Mapping) and meta.get("kind") == SNAPSHOT
     return False
 
 
@@ -241,7 +255,8 @@ class Compactor:
     or both: ``window`` alone sets the budget as :func:`glyphfold.effective_context_budget`
     does (``ratio``). ``low`` (0 < low <= 1, default :data:`DEFAULT_LOW_WATERMARK`) is
     the fraction of the budget a compaction brings the history to. ``counter`` prices
-    requests (a RequestCounter; default: the estimate under ``profile``). Other keyword
+    requests (a RequestCounter; default: the estimate under ``profile``). ``namespace``
+    goes into the content digests (a proxy keeps providers apart with it). Other keyword
     options go to :func:`glyphfold.compact` (``rungs``, ``summarizer``, ``config``,
     ``pins``, ``renderer``, ``bus``, ``image_policy``...).
 
@@ -262,8 +277,10 @@ class Compactor:
         reserve: int = 0,
         profile: ProfileArg = "anthropic",
         counter: RequestCounter | None = None,
+        namespace: str = "",
         **compact_options: Any,
     ) -> None:
+        self.namespace = namespace
         self.budget = _resolve_budget(budget, window, ratio)
         if isinstance(low, bool) or not isinstance(low, (int, float)) or not 0 < low <= 1:
             msg = f"low must be a fraction of the budget in (0, 1], got {low!r}"
@@ -303,12 +320,28 @@ class Compactor:
     @property
     def seed(self) -> str:
         """What the output depends on besides the history (part of the content digests)."""
-        return f"{self.profile}|{self.budget}|{self.target}|{self.hard_limit}"
+        rungs = self.options.get("rungs")
+        return (
+            f"{self.namespace}|{self.profile}|{self.budget}|{self.target}|{self.hard_limit}"
+            f"|{rungs!r}"
+        )
+
+    def digests(self, history: Any) -> list[bytes]:
+        """The chained content digests of ``history`` under this compactor's options."""
+        system, items = _split(history)
+        return content_digests(self.seed, system, items)
+
+    def adopt(self, history: Any, compacted: Any) -> None:
+        """Remember ``compacted`` as the output for ``history`` (e.g. after a reactive
+        recovery made it smaller): the next history that extends ``history`` appends to it."""
+        with self._lock:
+            tokens = self._price(compacted, None)
+            self._remember(self.digests(history), compacted, tokens)
 
     def needs_compaction(self, history: Any, *, tools: Sequence[Any] | None = None) -> bool:
         """Would this history (as this compactor would send it) pass the budget now?"""
         with self._lock:
-            candidate, _, _, _ = self._candidate(history)
+            candidate, _, _, _ = self._candidate(history, tools)
         return self._price(candidate, tools) > self.budget
 
     def reset(self) -> None:
@@ -329,11 +362,18 @@ class Compactor:
         return len(memo.data) if memo is not None and memo.data is not None else 0
 
     def __call__(
-        self, history: HistoryT, *, tools: Sequence[Any] | None = None
+        self,
+        history: HistoryT,
+        *,
+        tools: Sequence[Any] | None = None,
+        digests: Sequence[bytes] | None = None,
     ) -> Fitted[HistoryT]:
-        """The history to send for ``history`` (the whole conversation so far)."""
+        """The history to send for ``history`` (the whole conversation so far).
+
+        ``digests``: ``self.digests(history)`` when the caller computed them already.
+        """
         with self._lock:
-            return self._fit(history, tools)
+            return self._fit(history, tools, digests)
 
     async def afit(
         self, history: HistoryT, *, tools: Sequence[Any] | None = None
@@ -345,10 +385,15 @@ class Compactor:
 
     # ------------------------------------------------------------------ the work
 
-    def _candidate(self, history: Any) -> tuple[Any, Action, list[bytes], bool]:
+    def _candidate(
+        self,
+        history: Any,
+        tools: Sequence[Any] | None = None,
+        known: Sequence[bytes] | None = None,
+    ) -> tuple[Any, Action, list[bytes], bool]:
         """(what would be sent before compacting, its action, the input digests, memo used)."""
         system, items = _split(history)
-        digests = content_digests(self.seed, system, items)
+        digests = list(known) if known is not None else content_digests(self.seed, system, items)
         memo = self._memo
         n = len(memo.digests) if memo is not None else 0
         if memo is None or n == 0 or n > len(digests) or digests[n - 1] != memo.digests[-1]:
@@ -357,13 +402,14 @@ class Compactor:
         if n == len(digests):
             return previous, "hit", digests, True
         _, prev_items = _split(previous)
-        return _join(previous, [*prev_items, *items[n:]]), "append", digests, True
+        joined = [*prev_items, *items[n:]]
+        return _join(previous, _limited(joined, system, tools)), "append", digests, True
 
     def _previous(self, memo: _Memo, history: Any) -> Any:
         if memo.history is not None:
             return memo.history
         assert memo.data is not None
-        previous = json.loads(memo.data)
+        previous = json.loads(memo.data.decode("utf-8", "surrogatepass"))
         if isinstance(history, Mapping) and isinstance(previous, dict):
             # the envelope's other keys as the caller sends them now (the same content: the
             # digests cover them; markers may have moved)
@@ -374,8 +420,10 @@ class Compactor:
     def _price(self, history: Any, tools: Sequence[Any] | None) -> int:
         return int(self.counter.count_request(history, tools=tools or None))
 
-    def _fit(self, history: Any, tools: Sequence[Any] | None) -> Fitted[Any]:
-        candidate, action, digests, from_memo = self._candidate(history)
+    def _fit(
+        self, history: Any, tools: Sequence[Any] | None, known: Sequence[bytes] | None = None
+    ) -> Fitted[Any]:
+        candidate, action, digests, from_memo = self._candidate(history, tools, known)
         tokens = self._price(candidate, tools)
         if tokens <= self.budget:
             if from_memo:
@@ -385,6 +433,11 @@ class Compactor:
         result, over = self._compact(candidate, tools_tokens)
         self.compactions += 1
         out = result.messages
+        if not isinstance(out, History):
+            system, items = _split(out)
+            limited = _limited(items, system, tools)
+            if limited is not items:
+                out = _join(out, limited)
         sent = self._price(out, tools)
         self._remember(digests, out, sent - tools_tokens)
         return Fitted(provider_messages(out), out, "compact", sent, result, over_budget=over)
@@ -425,7 +478,18 @@ class Compactor:
         _, items = _split(out)
         out = _join(out, [it if _is_snapshot_item(it) else _unmarked(it) for it in items])
         data = json.dumps(out, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
-        self._memo = _Memo(digests, data.encode(), None, tokens)
+        # surrogatepass: a lone surrogate in a tool result round-trips (issue 21 item 8)
+        self._memo = _Memo(digests, data.encode("utf-8", "surrogatepass"), None, tokens)
+
+
+def _limited(items: list[Any], system: Any, tools: Sequence[Any] | None) -> list[Any]:
+    """Ours on the newest block + the harness's on its newest messages, within the limit
+    of four (system and tools count; theirs are never touched)."""
+    out = items
+    for key in ("cache_control", "cachePoint"):
+        fixed = count_breakpoints([system, list(tools or ())], key)
+        out = limit_wire_markers(out, fixed=fixed, key=key)
+    return out
 
 
 def _jsonable(o: Any) -> Any:

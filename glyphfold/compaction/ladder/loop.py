@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from glyphfold.compaction.history.events import EventBus, publish
-from glyphfold.compaction.history.markers import glyphfold_meta
+from glyphfold.compaction.history.markers import SNAPSHOT, SNAPSHOT_ACK, glyphfold_meta, marker_kind
 from glyphfold.compaction.history.model import History, Message, ToolCall, ToolResult
 from glyphfold.compaction.history.steps import Regions, split_regions
 from glyphfold.compaction.history.tokens import (
@@ -38,6 +38,7 @@ __all__ = [
     "Pin",
     "Pricing",
     "counters",
+    "frozen_prefix",
     "minimal_tokens",
     "resolve_pins",
     "run_ladder",
@@ -69,6 +70,7 @@ class LadderRun:
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY
     tail_tokens: int = DEFAULT_TAIL_TOKENS  # the tail allowance (LadderConfig.tail_tokens)
     min_saving_tokens: int = 0  # elide and strip do not act below this
+    freeze_blocks: bool = True  # earlier snapshot blocks stay byte for byte (SPEC §5.10)
 
 
 @dataclass(frozen=True)
@@ -131,8 +133,7 @@ def _fixed_tokens(h: History, price: Pricing) -> tuple[int, Regions, tuple[int, 
     reg = split_regions(h, costs=costs, tail_tokens=0)
     system = price.count(h) - sum(costs)
     fixed = system + sum(costs[: reg.head_end])
-    if reg.newest_user is not None and reg.newest_user_in_middle:
-        fixed += costs[reg.newest_user]
+    fixed += sum(costs[i] for i in reg.request if reg.region_of(i) == "middle")
     return fixed, reg, costs
 
 
@@ -159,7 +160,8 @@ def minimal_tokens(h: History, price: Pricing, pinned: frozenset[int] = frozense
 
     _, reg, _ = _fixed_tokens(h, price)
     msgs = h.messages
-    keep = {i for i in reg.middle if id(msgs[i]) in pinned or i == reg.newest_user}
+    request = set(reg.request)
+    keep = {i for i in reg.middle if id(msgs[i]) in pinned or i in request}
     spans: list[Span] = []
     for s in reg.middle_steps:
         if any(i in keep for i in s.indices):
@@ -225,6 +227,24 @@ def resolve_pins(h: History, pins: Iterable[Pin]) -> frozenset[int]:
     return frozenset(out)
 
 
+def frozen_prefix(h: History) -> int:
+    """How many leading messages an earlier compaction sent and a new one keeps (SPEC §5.10).
+
+    Everything up to the newest snapshot block (and the acknowledgement after it): the
+    pages already sent, and the text around them, stay byte for byte in place so the
+    provider's prompt cache keeps serving them; only what follows is compacted. 0 when
+    the history holds no snapshot.
+    """
+    msgs = h.messages
+    last = max((i for i, m in enumerate(msgs) if marker_kind(m) == SNAPSHOT), default=-1)
+    if last < 0:
+        return 0
+    end = last + 1
+    if end < len(msgs) and marker_kind(msgs[end]) == SNAPSHOT_ACK:
+        end += 1
+    return end
+
+
 @dataclass
 class _State:
     """What the loop carries from rung to rung."""
@@ -237,7 +257,12 @@ class _State:
 
 
 def _context(
-    run: LadderRun, state: _State, price: Pricing, pinned: frozenset[int], tail: int
+    run: LadderRun,
+    state: _State,
+    price: Pricing,
+    pinned: frozenset[int],
+    tail: int,
+    frozen: frozenset[int] = frozenset(),
 ) -> RungContext:
     return RungContext(
         target_tokens=run.target,
@@ -245,7 +270,8 @@ def _context(
         count_message=price.count_message,
         costs=price.costs,
         profile=run.profile,
-        pinned=pinned,
+        pinned=pinned | frozen,
+        frozen=frozen,
         dry_run=run.dry_run,
         reactive=run.reactive,
         tokens=state.tokens,
@@ -311,10 +337,15 @@ def run_ladder(
     tail = (
         tail_messages(h, price, target=run.target, tail_tokens=run.tail_tokens) if h.messages else 1
     )
+    # the frozen prefix: no rung changes it (the snapshot rung merges its blocks only
+    # when it must, SPEC §5.10); messages are immutable, so their ids name them in every
+    # history a rung makes
+    n_frozen = frozen_prefix(h) if run.freeze_blocks else 0
+    frozen = frozenset(id(m) for m in h.messages[:n_frozen])
     for rung in run.rungs:
         if state.tokens <= run.target:
             break
-        _step(run, state, rung, _context(run, state, price, pinned, tail), price)
+        _step(run, state, rung, _context(run, state, price, pinned, tail, frozen), price)
     if state.pages:  # one prompt-cache breakpoint on the snapshot (priced in a dry run too)
         state.history, state.tokens = place_cache_breakpoint(
             state.history, state.tokens, run.target, price.count

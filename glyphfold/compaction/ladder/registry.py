@@ -46,11 +46,16 @@ class LadderConfig:
     touches it. ``min_saving_tokens``: elision and image stripping do not act when
     they cannot save this much, and save at least this much when they act (a
     compaction that saves little still breaks the provider's prompt cache; 1,024 is
-    the smallest prefix Anthropic caches). ``/shake`` ignores it.
+    the smallest prefix Anthropic caches). ``/shake`` ignores it. ``freeze_blocks``:
+    snapshot blocks an earlier pass made, and the text before them, stay byte for byte
+    in place and new pages become a new block after them (docs/ladder.md, "Blocks,
+    frozen"); the blocks are merged (re-rendered from their source) only when the image
+    limit or the target forces it. False: every pass re-renders them.
     """
 
     tail_tokens: int = DEFAULT_TAIL_TOKENS
     min_saving_tokens: int = 1024
+    freeze_blocks: bool = True
     elide: ElideConfig = field(default_factory=ElideConfig)
     strip: StripConfig = field(default_factory=StripConfig)
     snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)

@@ -100,23 +100,29 @@ def plain_text(transcript: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptConfig:
-    """Per-result caps; defaults keep the head (what was asked) and tail (the verdict)."""
+    """Per-result caps (None: no cap); a cap keeps the head (what was asked) and tail (the verdict).
 
-    max_result_chars: int = 6000  # ~1.5k tokens of text, ~1/10 of a dense page
+    A snapshot keeps every word while its pages fit (SPEC §5.9): no cap by default. The
+    snapshot's planner shortens tool output level by level only when even the densest
+    pages cannot hold the middle; a summary's transcript sets caps of its own.
+    """
+
+    max_result_chars: int | None = None
     head_fraction: float = 0.6  # file/command output states its subject first
-    max_args_chars: int = 2000  # tool arguments are usually short; huge ones are data
+    max_args_chars: int | None = None
 
     def __post_init__(self) -> None:
-        check_int("max_result_chars", self.max_result_chars, minimum=80, error=ValueError)
+        for name in ("max_result_chars", "max_args_chars"):
+            if getattr(self, name) is not None:
+                check_int(f"{name} (or None)", getattr(self, name), minimum=80, error=ValueError)
         if not 0.0 < self.head_fraction < 1.0:
             msg = f"head_fraction must be in (0, 1), got {self.head_fraction}"
             raise ValueError(msg)
-        check_int("max_args_chars", self.max_args_chars, minimum=80, error=ValueError)
 
 
-def cap_head_tail(text: str, max_chars: int, *, head_fraction: float = 0.6) -> str:
-    """Keep the head and tail of ``text`` within ``max_chars``, marking the cut."""
-    if len(text) <= max_chars:
+def cap_head_tail(text: str, max_chars: int | None, *, head_fraction: float = 0.6) -> str:
+    """Keep the head and tail of ``text`` within ``max_chars`` (None: all), marking the cut."""
+    if max_chars is None or len(text) <= max_chars:
         return text
     marker_len = 48
     room = max(max_chars - marker_len, 2)
@@ -126,7 +132,7 @@ def cap_head_tail(text: str, max_chars: int, *, head_fraction: float = 0.6) -> s
     return f"{text[:head]}\n[... {cut:,} chars cut ...]\n{text[len(text) - tail :]}"
 
 
-def format_args(args: Any, *, max_chars: int) -> str:
+def format_args(args: Any, *, max_chars: int | None) -> str:
     """Tool-call arguments, readable: ``key=value`` for short values, blocks for long text.
 
     JSON-string arguments (OpenAI) are decoded first, so file contents show as
@@ -229,3 +235,39 @@ class TranscriptBuilder:
     def getvalue(self) -> str:
         self.end()
         return "".join(self._parts)
+
+
+def shorten_results(
+    transcript: str,
+    max_chars: int | None,
+    *,
+    head_fraction: float = 0.6,
+    stub: Any = None,
+) -> str:
+    """``transcript`` with every tool-result body capped head+tail to ``max_chars``.
+
+    For text a transcript already holds (an earlier snapshot's source): its result
+    bodies are found by their unforgeable marks (:func:`tool_output_spans`).
+    ``stub(body) -> str`` replaces each body instead (a one-line elision stub).
+    """
+    if max_chars is None and stub is None:
+        return transcript
+    parts: list[str] = []
+    at = 0
+    for a, b in tool_output_spans(transcript):
+        body = transcript[a:b]
+        core = body[:-1] if body.endswith("\n") else body
+        new = (
+            stub(core)
+            if stub is not None
+            else cap_head_tail(core, max_chars, head_fraction=head_fraction)
+        )
+        if new == core:
+            continue
+        parts.append(transcript[at:a])
+        parts.append(new if new.endswith("\n") else new + "\n")
+        at = b
+    if not parts:
+        return transcript
+    parts.append(transcript[at:])
+    return "".join(parts)

@@ -93,6 +93,18 @@ def list_all(ctx: Ctx) -> list[Conversation]:
     return [Conversation(*r) for r in rows]
 
 
+def titled(ctx: Ctx, title: str, limit: int) -> list[Conversation]:
+    """Up to ``limit`` conversations with exactly this title, most recently updated first."""
+    title = checked_title(title) or ""
+    with ctx.backend.read() as tx:
+        rows = tx.all(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations c WHERE c.title = ? "
+            "ORDER BY c.updated_at DESC, c.id LIMIT ?",
+            (title, int(limit)),
+        )
+    return [Conversation(*r) for r in rows]
+
+
 def get(ctx: Ctx, tx: Tx, conversation: str) -> Conversation:
     """The conversation row; ``NotFoundError`` when the id does not exist."""
     if not isinstance(conversation, str):

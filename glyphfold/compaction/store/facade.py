@@ -102,6 +102,11 @@ class Store:
         """Every conversation, most recently updated first."""
         return _conversations.list_all(self._ctx)
 
+    def conversations_titled(self, title: str, *, limit: int = 16) -> list[Conversation]:
+        """Up to ``limit`` conversations titled exactly ``title``, most recently updated first
+        (one query; the proxy's recorder finds its conversations with it)."""
+        return _conversations.titled(self._ctx, title, limit)
+
     def conversation(self, conversation: str) -> Conversation:
         """One conversation; ``NotFoundError`` when the id does not exist."""
         with self._backend.read() as tx:

@@ -16,7 +16,9 @@ from pathlib import Path
 # "Marks"): a reader must take neither for a letter.
 NEWLINE_CODEPOINT = 0x258C  # ▌ LEFT HALF BLOCK: a line break folded into the text (reflow)
 CONTINUATION_CODEPOINT = 0x21AA  # ↪ RIGHTWARDS ARROW WITH HOOK: a wrapped line goes on
-JOIN_CODEPOINT = 0x21A9  # ↩ LEFTWARDS ARROW WITH HOOK, last cell: a split token goes on
+# ▐ RIGHT HALF BLOCK, a row's last cell: its last token goes on at the next row's start.
+# Whole-page OCR reads it as nothing (a hook arrow there was read as 's' at every split).
+JOIN_CODEPOINT = 0x2590
 REPLACEMENT_CODEPOINT = 0xFFFD  # � drawn as a box: no font covers the character
 # U+E000 + c (c in U+0021..U+007E, Private Use Area) is c drawn in reverse video in every
 # bundled font: structural marks no user text can produce (the transcript strips the range).

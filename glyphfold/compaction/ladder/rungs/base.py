@@ -31,7 +31,10 @@ class RungContext:
     profile: Profile  # the provider profile pages are priced and sized for
     # per-message estimates of a history, as ``count`` prices them (position-aware)
     costs: Callable[[History], tuple[int, ...]] | None = None
-    pinned: frozenset[int] = frozenset()  # id() of pinned Message objects
+    pinned: frozenset[int] = frozenset()  # id() of pinned Message objects (frozen included)
+    # id() of the frozen prefix's messages (SPEC §5.10): earlier snapshot blocks and the
+    # text before them, kept byte for byte; only the snapshot rung may merge them
+    frozen: frozenset[int] = frozenset()
     dry_run: bool = False
     reactive: bool = False  # recovery after an overflow (SPEC §3.6), not a proactive run
     tokens: int | None = None  # the estimate of the history this rung receives, if known

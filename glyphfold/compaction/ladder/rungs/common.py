@@ -56,14 +56,16 @@ def system_tokens(history: History, ctx: RungContext) -> int:
 def kept_steps(history: History, reg: Regions, ctx: RungContext) -> frozenset[int]:
     """Starts of the middle steps every rung keeps verbatim where they are.
 
-    The newest real user message (SPEC §5.5: it reaches the model as text wherever it
-    lies) and any step holding a pinned message.
+    The request — the newest real user message and the consecutive real user messages
+    right before it (SPEC §5.5: it reaches the model as text wherever it lies) — and any
+    step holding a pinned message.
     """
     msgs = history.messages
+    request = set(reg.request)
     out = {
         s.start
         for s in reg.middle_steps
-        if s.start == reg.newest_user or any(ctx.is_pinned(msgs[i]) for i in s.indices)
+        if s.start in request or any(ctx.is_pinned(msgs[i]) for i in s.indices)
     }
     return frozenset(out)
 

@@ -51,7 +51,10 @@ class SummaryConfig:
     max_input_chars: int = 400_000
     timeout_s: float | None = 120.0
     expected_summary_tokens: int = 2048  # reserved when choosing how many steps stay text
-    transcript: TranscriptConfig = field(default_factory=TranscriptConfig)
+    # a summary request is bounded: tool output is capped head+tail, as 0.1 did
+    transcript: TranscriptConfig = field(
+        default_factory=lambda: TranscriptConfig(max_result_chars=6000, max_args_chars=2000)
+    )
 
     def __post_init__(self) -> None:
         check_int("max_input_chars", self.max_input_chars, minimum=1000, error=ValueError)

@@ -26,12 +26,21 @@ from glyphfold.compaction.history.markers import (
 from glyphfold.compaction.history.model import Image, Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.provider_blocks import is_thinking_block
 from glyphfold.compaction.ladder.rungs.common import result_text, stub_arguments
-from glyphfold.compaction.ladder.rungs.notable import elision_stub
-from glyphfold.compaction.ladder.transcript import TranscriptBuilder, TranscriptConfig
+from glyphfold.compaction.ladder.rungs.notable import elision_stub, is_stub
+from glyphfold.compaction.ladder.transcript import (
+    TranscriptBuilder,
+    TranscriptConfig,
+    shorten_results,
+)
 
 __all__ = ["join", "piece", "serialise"]
 
 _ELIDED_ARG_CHARS = 120  # in elided pieces, argument values longer than this become stubs
+
+
+def _body_stub(body: str) -> str:
+    """A result body of an earlier snapshot's source as a one-line stub (its size, hash)."""
+    return body if is_stub(body) else elision_stub(body, tool_name="result")
 
 
 def _image_desc(img: Image) -> str:
@@ -61,7 +70,7 @@ def _blocks(tb: TranscriptBuilder, m: Message, names: dict[str, str], elided: bo
         elif isinstance(b, ToolResult):
             name = names.get(b.call_id)
             text = result_text(b)
-            if elided and text:
+            if elided and text and not is_stub(text):  # a stub keeps the original's size, hash
                 text = elision_stub(text, tool_name=name)
             tb.result(text, name=name, call_id=b.call_id, is_error=b.is_error)
             for c in b.content:
@@ -83,7 +92,14 @@ def piece(
     tb = TranscriptBuilder(config=config)
     if kind == SNAPSHOT:
         tb.begin(0, "earlier snapshot")
-        tb.raw(str(glyphfold_meta(m).get("source", "")))
+        source = str(glyphfold_meta(m).get("source", ""))
+        if elided:
+            source = shorten_results(source, None, stub=_body_stub)
+        else:
+            source = shorten_results(
+                source, config.max_result_chars, head_fraction=config.head_fraction
+            )
+        tb.raw(source)
     elif kind == SUMMARY:  # a model's words: content, not transcript
         tb.begin(0, "earlier summary")
         tb.text(m.text)

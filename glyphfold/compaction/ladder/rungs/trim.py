@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from glyphfold.compaction.history.events import HistoryTrimmed
 from glyphfold.compaction.history.model import History
-from glyphfold.compaction.history.steps import Step
+from glyphfold.compaction.history.steps import Regions, Step
 from glyphfold.compaction.history.trim import Dropped, Span, drop_spans
 from glyphfold.compaction.history.turns import segment_turns
 from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
@@ -46,6 +46,7 @@ class Trim:
         reg = regions(history, ctx)
         kept = kept_steps(history, reg, ctx)
         droppable = [s for s in reg.middle_steps if s.start not in kept]
+        droppable += self._older_tail_steps(history, reg, ctx)
         before = ctx.tokens_of(history)
         if not droppable or before <= ctx.target_tokens:
             return RungOutcome(history, None)
@@ -61,6 +62,21 @@ class Trim:
                 break
             n += 1
         return self._outcome(history, ctx, done, n, before, after, costs)
+
+    @staticmethod
+    def _older_tail_steps(history: History, reg: Regions, ctx: RungContext) -> list[Step]:
+        """The tail's steps but the newest, oldest first: dropped only after the whole
+        middle, when the history is still over the target. The floor
+        (:func:`~glyphfold.compaction.ladder.loop.minimal_tokens`) keeps only the newest
+        step, so every budget at or above it fits (issue 21, item 14): the tail the run
+        fixed may be wider, and an earlier rung may have moved its pages into it."""
+        msgs = history.messages
+        request = set(reg.request)
+        return [
+            s
+            for s in reg.tail_steps[:-1]
+            if s.start not in request and not any(ctx.is_pinned(msgs[i]) for i in s.indices)
+        ]
 
     def _outcome(
         self,

@@ -9,11 +9,18 @@ pages in the order of SPEC §5.6. The newest real user message and pinned steps
 stay text where they are: the imaged steps before and after them become one
 snapshot each, so the model reads everything in the order it happened.
 
-Re-render from source (SPEC §5.3): a snapshot message keeps its source text in
-``meta["x_glyphfold"]`` and, in wire output, under the ``x_glyphfold`` key
-(stripped by :func:`glyphfold.compaction.ladder.provider.provider_messages`). A
-later pass finds earlier snapshots in its middle, unfolds their source in place,
-and renders everything once more from text; pages are never made from pages.
+Blocks, frozen (SPEC §5.10): a snapshot message is a *block* (reading guide, pages,
+factsheet for one run of old steps); it keeps its full source text and a stable
+block id in ``meta["x_glyphfold"]`` and, in wire output, under the ``x_glyphfold``
+key (stripped by :func:`glyphfold.compaction.ladder.provider.provider_messages`). On a
+later pass the blocks already sent, and everything before them, are frozen (the
+ladder pins them, :func:`glyphfold.compaction.ladder.loop.frozen_prefix`): kept byte for
+byte in place and priced as they are, and only the newly old steps after them are
+imaged, as a new block. Only when that cannot fit losslessly (the per-request image
+limit, or the target) are the blocks merged: unfolded to their source in place and
+rendered once more from text with the rest (SPEC §5.3: pages are never made from
+pages); the ledger entry says which (``frozen_blocks``, ``new_blocks``,
+``merged_blocks``, ``merge_reason``).
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
     format_factsheet,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, Planner, Unit
-from glyphfold.compaction.ladder.rungs.snapshot.source import Source
+from glyphfold.compaction.ladder.rungs.snapshot.source import Source, cut_marker
 from glyphfold.compaction.ladder.rungs.transcribe import join
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
@@ -65,6 +72,7 @@ __all__ = ["SNAPSHOT_VERSION", "Renderer", "Snapshot", "SnapshotConfig"]
 Renderer: TypeAlias = Callable[..., Any]
 
 _BRIDGES = 7 + 24  # an assistant bridge before a snapshot and an acknowledgement after it
+_LADDER = ("large", "regular", "dense")  # the registered shapes a ladder may step through
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +80,16 @@ class SnapshotConfig:
     """Snapshot geometry and limits; ``None`` means "the profile's default"."""
 
     max_pages: int | None = None  # cap below the profile's images-per-request limit
-    shape: str | None = None  # glyph shape name (glyphfold.render.shapes)
+    shape: str | None = None  # glyph shape name (glyphfold.render.shapes); set: no shape ladder
+    # The shape ladder (SPEC §5.9): when the pages of one shape cannot hold the middle
+    # losslessly, the next, denser shape is tried before any word is cut; words are cut
+    # only at the last. None: the profile's default shape, then the next denser one
+    # (regular -> dense, large -> regular). Ignored when ``shape`` or ``font`` is set.
+    shapes: tuple[str, ...] | None = None
+    # Real user messages of the middle are the task's own words: they stay text while the
+    # target allows (each splits the pages in two). False: imaged with the rest, as 0.1 did
+    # (still the last thing cut).
+    keep_user_text: bool = True
     font: str | None = None
     bits: int | None = None
     # Folding newlines into a glyph fills whole rows: code and logs have short
@@ -101,6 +118,16 @@ class SnapshotConfig:
             msg = f"tool_ink must be in (0, 1] or None, got {self.tool_ink}"
             raise ValueError(msg)
         check_int("max_fit_rounds", self.max_fit_rounds, minimum=1, error=ValueError)
+        if self.shapes is not None:
+            from glyphfold.render.shapes import get_shape
+
+            if not isinstance(self.shapes, tuple) or not self.shapes:
+                msg = (
+                    f"shapes must be a non-empty tuple of shape names or None, got {self.shapes!r}"
+                )
+                raise ValueError(msg)
+            for name in self.shapes:
+                get_shape(name)  # an unknown name raises, naming the valid ones
 
 
 def _default_renderer() -> Renderer:
@@ -123,10 +150,29 @@ class Snapshot:
     def renderer(self) -> Renderer:
         return self._renderer or _default_renderer()
 
-    def _options(self, text: str) -> dict[str, Any]:
+    def shape_ladder(self, profile: Profile) -> tuple[str | None, ...]:
+        """The shapes tried in turn, lossless first at each (SPEC §5.9); the last one is
+        where words are cut if they must be."""
+        c = self.config
+        if c.shape is not None or c.font is not None:
+            return (c.shape,)
+        if c.shapes is not None:
+            return c.shapes
+        from glyphfold.render.shapes import get_shape
+
+        default = getattr(profile, "default_shape", None)
+        if default is None:
+            return (None,)
+        # density = characters per pixel of page: the smaller the cell, the denser
+        area = {n: get_shape(n).cell_w * get_shape(n).cell_h for n in (*_LADDER, default)}
+        denser = [n for n in _LADDER if area[n] < area[default]]
+        nxt = max(denser, key=lambda n: area[n]) if denser else None
+        return (default,) if nxt is None else (default, nxt)
+
+    def _options(self, text: str, shape: str | None = None) -> dict[str, Any]:
         c = self.config
         opts: dict[str, Any] = {
-            "shape": c.shape,
+            "shape": shape if shape is not None else c.shape,
             "font": c.font,
             "bits": c.bits,
             "reflow": c.reflow,
@@ -151,18 +197,29 @@ class Snapshot:
             )
 
     def _units(
-        self, history: History, reg: Regions, ctx: RungContext, costs: tuple[int, ...]
+        self,
+        history: History,
+        reg: Regions,
+        ctx: RungContext,
+        costs: tuple[int, ...],
+        users_as_text: str = "none",
     ) -> tuple[list[Unit], Source]:
         kept = kept_steps(history, reg, ctx)
+        users = [s.start for s in reg.middle_steps if s.kind == "user"]
+        as_text = set(
+            users if users_as_text == "all" else users[:1] if users_as_text == "first" else ()
+        )
         units: list[Unit] = []
         imaged: list[Message] = []
         for k, s in enumerate(reg.middle_steps):
-            keep = s.start in kept
+            # a real user message is the task's own words: text while the target allows
+            keep = s.start in kept or s.start in as_text
             pos = () if keep else tuple(range(len(imaged), len(imaged) + len(s)))
             if not keep:
                 imaged.extend(history.messages[s.start : s.end])
             cost = sum(costs[s.start : s.end])
-            earlier = any(is_snapshot(m) for m in history.messages[s.start : s.end])
+            # an earlier pass's snapshot that is not kept (frozen) is rendered again
+            earlier = not keep and any(is_snapshot(m) for m in history.messages[s.start : s.end])
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
         return units, Source(imaged, tool_names(history), self.config.transcript)
 
@@ -172,18 +229,20 @@ class Snapshot:
         kept += [msgs[i] for u in units if u.kept for i in range(u.start, u.end)]
         cap = profile.max_images_per_request - sum(len(m.images) for m in kept)
         if self.config.max_pages is not None:
-            cap = min(cap, self.config.max_pages)
-        plan = self._planner_plan("x", profile)
+            # pages per request: frozen blocks' pages count (SPEC §5.10)
+            sent = sum(len(m.images) for m in kept if is_snapshot(m))
+            cap = min(cap, self.config.max_pages - sent)
+        plan = self._planner_plan("x", profile, self.shape_ladder(profile)[-1])
         page_b64 = plan.max_png_bytes * 4 // 3 + 64
         # request bytes of what stays: text plus inline images (base64), a close bound
         other = sum(len(m.text) * 2 + sum(len(i.data or "") for i in m.images) for m in kept)
         room: int = (profile.max_request_bytes - other) // page_b64
         return max(0, min(cap, room))
 
-    def _planner_plan(self, text: str, profile: Any) -> Any:
+    def _planner_plan(self, text: str, profile: Any, shape: str | None = None) -> Any:
         from glyphfold.render.api import plan_text
 
-        return plan_text(text, profile=profile, **self._options(text))
+        return plan_text(text, profile=profile, **self._options(text, shape))
 
     def _overhead(self, ctx: RungContext) -> Callable[[str], int]:
         cfg = self.config.factsheet
@@ -196,11 +255,17 @@ class Snapshot:
         return overhead
 
     def _setup(
-        self, history: History, reg: Regions, ctx: RungContext
+        self,
+        history: History,
+        reg: Regions,
+        ctx: RungContext,
+        shape: str | None = None,
+        users_as_text: str = "none",
     ) -> tuple[Planner, BuildInput] | None:
-        """The planner and build input for one choice of tail (None: nothing to image)."""
+        """The planner and build input for one choice of tail, shape and user messages
+        (None: nothing to image)."""
         costs = ctx.message_costs(history)
-        units, source = self._units(history, reg, ctx, costs)
+        units, source = self._units(history, reg, ctx, costs, users_as_text)
         if not source.messages:
             return None  # no middle, or only kept steps in it
         profile = ctx.profile
@@ -212,7 +277,7 @@ class Snapshot:
             fixed_tokens=fixed,
             target=ctx.target_tokens,
             page_cap=self._page_cap(history, reg, units, profile),
-            plan=lambda t: self._planner_plan(t, profile),
+            plan=lambda t: self._planner_plan(t, profile, shape),
             overhead=self._overhead(ctx),
             start_late=self.config.start_late,
         )
@@ -223,7 +288,7 @@ class Snapshot:
             source=source,
             costs=costs,
             profile=profile,
-            render=lambda t: self.renderer(t, profile=profile, **self._options(t)),
+            render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
             factsheet=self.config.factsheet,
         )
         return planner, inp
@@ -243,17 +308,78 @@ class Snapshot:
             out.append(split_regions(history, tail_messages=len(history.messages) - start))
         return out
 
-    def _apply(self, history: History, ctx: RungContext) -> RungOutcome:
-        before = ctx.tokens_of(history)
-        tails = self._tails(history, regions(history, ctx))
-        found = None
-        for k, reg in enumerate(tails):
-            setup = self._setup(history, reg, ctx)
+    def _choices(self, history: History, ctx: RungContext) -> list[tuple[Regions, str | None, str]]:
+        """(tail, shape, user messages as text) in the order they are tried losslessly.
+
+        The real user messages of the middle are the task's own words: all of them stay
+        text first, then the first of them (the question a session opens with, after a
+        preamble), then none (imaged, never cut before the rest, SPEC §5.9). Within that,
+        the tail is shortened before the shape gets denser (the tail is what the agent
+        works on). Every lossless choice comes before any cut.
+        """
+        reg0 = regions(history, ctx)
+        tails = self._tails(history, reg0)
+        shapes = self.shape_ladder(ctx.profile)
+        n_users = sum(1 for s in reg0.middle_steps if s.kind == "user")
+        n_users = n_users if self.config.keep_user_text else 0
+        users = (
+            ["all", "first", "none"] if n_users > 1 else ["all", "none"] if n_users else ["none"]
+        )
+        return [(reg, shape, u) for u in users for reg in tails for shape in shapes]
+
+    def _search(
+        self, history: History, ctx: RungContext, *, lossless_only: bool
+    ) -> tuple[tuple[BuildInput, Plan, Built, int], tuple[str | None, str]] | None:
+        """The first lossless choice that fits, in the order of :meth:`_choices`; then,
+        unless ``lossless_only``, the widest choice with words cut (SPEC §5.9)."""
+        choices = self._choices(history, ctx)
+        # the last choice images the most: when even it cannot hold the middle losslessly,
+        # none can, and the words are cut there at once (no plan of the others is made)
+        reg, shape, users = choices[-1]
+        widest = self._setup(history, reg, ctx, shape, users)
+        hopeless = widest is not None and len(choices) > 1 and widest[0].lossless() is None
+        for k, (reg, shape, users) in enumerate([] if hopeless else choices):
+            last = k == len(choices) - 1
+            setup = widest if last else self._setup(history, reg, ctx, shape, users)
             if setup is None:
                 continue
-            found = self._fit(*setup, ctx, lossy=k == len(tails) - 1)
+            found = self._fit(*setup, ctx, lossy=False)
             if found is not None:
-                break
+                return found, (shape, users)
+        if lossless_only or widest is None:
+            return None
+        reg, shape, users = choices[-1]
+        found = self._fit(*widest, ctx, lossy=True)
+        return None if found is None else (found, (shape, users))
+
+    def _merge_reason(self, history: History, ctx: RungContext) -> str:
+        """Why the frozen blocks could not stay: the image limit, or the target."""
+        reg, shape, users = self._choices(history, ctx)[-1]
+        setup = self._setup(history, reg, ctx, shape, users)
+        if setup is not None:
+            planner = setup[0]
+            if planner.page_cap < planner.lossless_tokens(len(planner.units))[1]:
+                return "image limit"
+        return "target"
+
+    def _apply(self, history: History, ctx: RungContext) -> RungOutcome:
+        before = ctx.tokens_of(history)
+        frozen = sum(1 for m in history.messages if id(m) in ctx.frozen and is_snapshot(m))
+        merge: dict[str, Any] = {"frozen_blocks": frozen, "merged_blocks": 0}
+        searched = None
+        if frozen:
+            # SPEC §5.10: the blocks already sent stay; the newly old steps become a new
+            # block after them, losslessly. Merge only when that cannot fit.
+            searched = self._search(history, ctx, lossless_only=True)
+            if searched is None:
+                merge["merge_reason"] = self._merge_reason(history, ctx)
+                ctx = dataclasses.replace(ctx, pinned=ctx.pinned - ctx.frozen, frozen=frozenset())
+        if searched is None:
+            searched = self._search(history, ctx, lossless_only=False)
+            if searched is not None and "merge_reason" in merge:
+                merge["frozen_blocks"] = 0
+                merge["merged_blocks"] = frozen
+        found, chosen = searched if searched is not None else (None, (None, "none"))
         if found is None:
             note = "skipped: not even one page fits the room the head and tail leave"
             return RungOutcome(history, LedgerEntry(self.name, before, before, note=note))
@@ -261,7 +387,7 @@ class Snapshot:
         if after >= before:  # pages of a short middle can cost more than its text
             note = f"skipped: the pages would cost {after - before:,} tokens more than the text"
             return RungOutcome(history, LedgerEntry(self.name, before, before, note=note))
-        entry = self._entry(inp, plan, built, before, after, len(history.messages))
+        entry = self._entry(inp, plan, built, before, after, len(history.messages), merge, chosen)
         return RungOutcome(built.history, entry, pages=tuple(built.pages))
 
     def _fit(
@@ -299,15 +425,35 @@ class Snapshot:
         return None if found is None else (inp, *found)
 
     def _entry(
-        self, inp: BuildInput, plan: Plan, built: Built, before: int, after: int, n: int
+        self,
+        inp: BuildInput,
+        plan: Plan,
+        built: Built,
+        before: int,
+        after: int,
+        n: int,
+        merge: dict[str, Any],
+        chosen: tuple[str | None, str] = (None, "none"),
     ) -> LedgerEntry:
         reg = inp.regions
         units = inp.units
         imaged = [u for u in units[plan.first : plan.imaged] if not u.kept]
         whole = {k: len(_unit_text0(inp, units[k])) for rt in plan.runs for k in rt.units}
         t = plan.treatment
-        dropped = sum(whole[k] for k in t.dropped) + (t.cut[1] if t.cut else 0)
+        # every character of the steps' full text that is not on a page is counted
+        # (SPEC §5.9): steps dropped, the cut start of one, tool output capped or elided
+        lost = 0
+        for rt in plan.runs:
+            for k in rt.units:
+                if k in t.dropped or k not in rt.spans:
+                    lost += whole[k] if k in t.dropped else 0
+                    continue
+                a, b = rt.spans[k]
+                shown = b - a - (len(cut_marker(t.cut[1])) if t.cut and t.cut[0] == k else 0)
+                lost += max(0, whole[k] - shown)
+        cut = sum(whole[k] for k in t.dropped) + (t.cut[1] if t.cut else 0)
         final = sum(len(rt.text) for rt in plan.runs)
+        shape = chosen[0] or getattr(inp.profile, "default_shape", None)
         extra = {
             "head_messages": reg.head_end,
             "tail_messages": n - reg.tail_start,
@@ -318,19 +464,45 @@ class Snapshot:
             "kept_steps": sum(1 for u in units[plan.first : plan.imaged] if u.kept),
             "segments": len(plan.runs),
             "lossy": not plan.treatment.lossless,
-            "dropped_chars": dropped,
-            "compressed_chars": max(0, sum(whole.values()) - final - dropped),
+            "dropped_chars": lost,  # all of it: whole steps, a cut start, capped output
+            "compressed_chars": max(0, lost - cut),  # of which: tool output capped/elided
             "source_chars": final,
+            "retained_chars": sum(len(rt.source or rt.text) for rt in plan.runs),
+            "shape": shape,
+            "users_as_text": chosen[1],
             "facts": built.facts,
             "missing_glyphs": {f"U+{cp:04X}": k for cp, k in sorted(built.missing.items())},
             "hints": list(built.hints),
+            # SPEC §5.10: blocks kept as sent, blocks this pass made, blocks re-rendered
+            "frozen_blocks": merge["frozen_blocks"],
+            "new_blocks": sum(1 for rt in plan.runs if not rt.all_dropped),
+            "merged_blocks": merge["merged_blocks"],
         }
+        if merge["merged_blocks"]:
+            extra["merge_reason"] = merge["merge_reason"]
         note = (
             f"{len(imaged):,} of {len(units):,} middle steps -> {len(built.pages):,} page(s)"
             f" in {len(plan.runs):,} snapshot(s)"
         )
+        if shape is not None:
+            note += f" ({shape} shape)"
         if extra["lossy"]:
-            note += "; pages shortened to fit (see dropped_chars, compressed_chars)"
+            note += (
+                f"; words cut to fit: {lost:,} chars not on the pages (dropped_chars; the"
+                " snapshot keeps them for a later pass)"
+            )
+        if merge["frozen_blocks"]:
+            note += f"; {merge['frozen_blocks']} earlier block(s) kept as sent"
+        if merge["merged_blocks"]:
+            why = (
+                "the per-request image limit"
+                if merge["merge_reason"] == "image limit"
+                else "the target cannot be reached with them as sent"
+            )
+            note += (
+                f"; {merge['merged_blocks']} earlier block(s) merged, re-rendered from "
+                f"their source ({why})"
+            )
         if built.missing:
             note += f"; {sum(built.missing.values()):,} char(s) no font covers"
         return LedgerEntry(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import hashlib
 import json
 import os
 import threading
@@ -39,7 +40,7 @@ from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, RunText, Unit
 from glyphfold.compaction.ladder.rungs.snapshot.source import LEVELS, Source, level_config
 from glyphfold.compaction.ladder.transcript import plain_text
 
-__all__ = ["SNAPSHOT_VERSION", "Built", "build", "guide_text", "is_snapshot"]
+__all__ = ["SNAPSHOT_VERSION", "Built", "block_id", "build", "guide_text", "is_snapshot"]
 
 SNAPSHOT_VERSION = 2  # 2: steps (SPEC §5.5); one snapshot per run of imaged steps
 
@@ -47,6 +48,11 @@ SNAPSHOT_VERSION = 2  # 2: steps (SPEC §5.5); one snapshot per run of imaged st
 def is_snapshot(m: Message) -> bool:
     """True for a snapshot message glyphfold made."""
     return glyphfold_meta(m).get("kind") == SNAPSHOT
+
+
+def block_id(source: str) -> str:
+    """The stable id of a snapshot block: a digest of the source it images."""
+    return hashlib.blake2b(source.encode("utf-8"), digest_size=8).hexdigest()
 
 
 def guide_text(n_msgs: int, chars: int, n_pages: int, *, facts: bool) -> str:
@@ -156,7 +162,9 @@ def _snapshot_message(
         blocks,
         SNAPSHOT,
         version=SNAPSHOT_VERSION,
-        source=rt.text,
+        source=rt.source or rt.text,  # every word (SPEC §5.9), whatever the pages hold
+        # a stable id of the block (SPEC §5.10): the same source gives the same block
+        block=block_id(rt.source or rt.text),
         pages=[list(p.source_span) for p in pages],
         messages=n_msgs,
         profile=getattr(inp.profile, "name", str(inp.profile)),

@@ -4,6 +4,8 @@ A glyph page keeps every word, but a model reading pixels misreads exactly the
 strings where one wrong character is fatal: hex ids, UUIDs, hashes, file
 paths, URLs, long numbers, error codes (SPEC §5, issue 5). Those are extracted
 from the imaged text and sent verbatim as a compact, deduplicated, capped list.
+The pages hold every word, so the list is not a second copy: when it is full, what
+a page reads worst goes in first (hashes, hex ids, long paths and URLs, issue 20).
 """
 
 from __future__ import annotations
@@ -107,7 +109,9 @@ def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[F
     found_chars = 0
     pos = 0
     n = len(text)
-    while pos < n and len(found) < cfg.max_items and found_chars < cfg.max_chars:
+    # read on past the cap (bounded): what a page reads worst is chosen first, below
+    want_items, want_chars = cfg.max_items * _READ_ON, cfg.max_chars * _READ_ON
+    while pos < n and len(found) < want_items and found_chars < want_chars:
         end = n if pos + CHUNK_CHARS >= n else text.find("\n", pos + CHUNK_CHARS)
         end = n if end == -1 else end
         chunk = text[pos:end]
@@ -115,15 +119,36 @@ def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[F
         before = len(found)
         _scan_chunk(chunk, kinds, cfg.min_len, rank, found, claimed)
         found_chars += sum(len(v) + 3 for v in list(found)[before:])
-    out: list[Fact] = []
+    ordered = sorted(found.items(), key=lambda kv: kv[1][:2])  # first appearance
+    chosen: set[str] = set()
     total = 0
-    for value, (_, _, kind) in sorted(found.items(), key=lambda kv: kv[1][:2]):
+    # the pages hold every word; the factsheet is for what pixels get wrong: the
+    # hardest to read first (hashes and hex ids, then long paths and URLs), each kind
+    # in order of first appearance, until the caps are full
+    for value, _ in sorted(ordered, key=lambda kv: _risk(kv[1][2], kv[0])):
         cost = len(value) + 3
-        if len(out) >= cfg.max_items or total + cost > cfg.max_chars:
-            break
-        out.append(Fact(kind, value, len(out)))
+        if len(chosen) >= cfg.max_items or total + cost > cfg.max_chars:
+            continue
+        chosen.add(value)
         total += cost
+    out: list[Fact] = []
+    for value, (_, _, kind) in ordered:
+        if value in chosen:
+            out.append(Fact(kind, value, len(out)))
     return out
+
+
+_READ_ON = 4  # candidates read: up to four times the caps
+_LONG = 24  # a path or URL this long wraps on a page and is misread most
+
+
+def _risk(kind: str, value: str) -> int:
+    """How badly a page reader gets ``value`` wrong (0: worst; taken first)."""
+    if kind in ("hash", "uuid", "hex"):
+        return 0
+    if kind in ("url", "path"):
+        return 1 if len(value) >= _LONG else 2
+    return 3
 
 
 def _scan_chunk(

@@ -78,6 +78,9 @@ class RunText:
     text: str
     spans: dict[int, tuple[int, int]]  # unit index -> (start, end) in text; dropped: absent
     all_dropped: bool  # every unit dropped: shown as text, no page
+    # every word of the run's units, whatever the treatment (SPEC §5.9): what the snapshot
+    # retains, so a later pass with more room restores what these pages had to leave out
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,28 +164,30 @@ class Planner:
         """The text of ``run`` under ``treat``; dropped units leave one marker line per gap."""
         pieces: list[str] = []
         keys: list[int | None] = []
+        full: list[str] = []
         gap_msgs = gap_chars = 0
         for k in run:
-            if not self.units[k].positions or not any(
-                self.source.piece(p) for p in self.units[k].positions
-            ):
+            whole = self._unit_text(k, Treatment())
+            if not self.units[k].positions or not whole:
                 continue  # a bridge or an acknowledgement: no text, nothing on the pages
+            full.append(whole)
             if k in treat.dropped:
                 gap_msgs += len(self.units[k].positions)
-                gap_chars += len(self._unit_text(k, Treatment()))
+                gap_chars += len(whole)
                 continue
             if gap_msgs:
                 pieces.append(dropped_marker(gap_msgs, gap_chars))
                 keys.append(None)
                 gap_msgs = gap_chars = 0
-            pieces.append(self._unit_text(k, treat))
+            pieces.append(self._unit_text(k, treat) if not treat.lossless else whole)
             keys.append(k)
         if gap_msgs:
             pieces.append(dropped_marker(gap_msgs, gap_chars))
             keys.append(None)
         text, spans = join(pieces)
         by_unit = {k: s for k, s in zip(keys, spans, strict=True) if k is not None}
-        return RunText(run, text, by_unit, all(k in treat.dropped for k in run))
+        source = text if treat.lossless else join(full)[0]
+        return RunText(run, text, by_unit, all(k in treat.dropped for k in run), source)
 
     # ------------------------------------------------------------------ prices
 

@@ -16,32 +16,44 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from glyphfold.compaction.history.markers import marker_kind
+from glyphfold.compaction.history.markers import SNAPSHOT, glyphfold_meta, marker_kind
 from glyphfold.compaction.history.model import Message, ToolCall, ToolResult
 from glyphfold.compaction.ladder.rungs.transcribe import piece
-from glyphfold.compaction.ladder.transcript import TranscriptConfig
+from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 
 __all__ = ["LEVELS", "Source", "dropped_marker"]
 
 LEVELS = 5  # tighter cap levels after the configured one; level LEVELS + 1 = elided
+# per-result and per-argument caps of levels 1..LEVELS when level 0 has no cap
+LEVEL_RESULT_CAPS = (8000, 4000, 2000, 1000, 400)
+LEVEL_ARGS_CAPS = (2000, 1000, 500, 250, 120)
 _MIN_RESULT_CAP = 200
 _MIN_ARGS_CAP = 80
 
 
 def level_config(base: TranscriptConfig, level: int) -> TranscriptConfig:
-    """The transcript caps of ``level``: each level halves the per-result and argument caps."""
+    """The transcript caps of ``level``: level 0 is ``base`` (no cap by default); each
+    further level caps tighter (a configured cap is halved per level)."""
     if level <= 0:
         return base
+    k = min(level, LEVELS)
+
+    def cap(value: int | None, table: tuple[int, ...], floor: int) -> int:
+        return table[k - 1] if value is None else max(floor, min(value >> k, table[k - 1]))
+
     return dataclasses.replace(
         base,
-        max_result_chars=max(_MIN_RESULT_CAP, base.max_result_chars >> level),
-        max_args_chars=max(_MIN_ARGS_CAP, base.max_args_chars >> level),
+        max_result_chars=cap(base.max_result_chars, LEVEL_RESULT_CAPS, _MIN_RESULT_CAP),
+        max_args_chars=cap(base.max_args_chars, LEVEL_ARGS_CAPS, _MIN_ARGS_CAP),
     )
 
 
 def has_tool_output(m: Message) -> bool:
     """True when a tighter level or elision can shorten the message's piece."""
-    return marker_kind(m) is None and any(isinstance(b, (ToolCall, ToolResult)) for b in m.blocks)
+    kind = marker_kind(m)
+    if kind == SNAPSHOT:  # an earlier snapshot's source: shortened by its result marks
+        return bool(tool_output_spans(str(glyphfold_meta(m).get("source", ""))))
+    return kind is None and any(isinstance(b, (ToolCall, ToolResult)) for b in m.blocks)
 
 
 def dropped_marker(n_msgs: int, chars: int) -> str:

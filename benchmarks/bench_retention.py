@@ -1,0 +1,438 @@
+"""Retention: how many facts of the middle of a history the model can get back (issue 20).
+
+Run: ``PYTHONPATH=. python benchmarks/bench_retention.py [DIR] [--limit N] [--sessions A,B]
+[--budgets 0.5,0.2,recover] [--engines rapidocr,tesseract] [--format openai|anthropic|all]
+[--cache DIR] [--no-ocr] [--elision]`` (default DIR: ``../shared/realdata``, or
+``$GLYPHFOLD_REALDATA``). Method and results: docs/legibility.md ("Retention").
+
+1. **Facts.** From the middle of each history (between the head — leading system
+   messages and the first real user message — and the newest step), deterministic
+   patterns take the checkable facts: file paths, symbols (dotted, snake_case,
+   CamelCase names), error lines (``SomethingError: ...``), identifiers with digits,
+   hex ids, numbers with units, and the commands of tool calls. A fact that also
+   occurs in the head or the newest step is not a middle fact (it is sent anyway).
+2. **What is sent.** Each method compacts the history to the budget; what reaches the
+   model is its text (kept messages, tool calls, the factsheet; never the private
+   ``x_glyphfold`` source) plus its pages, read back by whole-page OCR: rapidocr and
+   Tesseract each read every page, and per page the engine that finds more middle facts
+   counts (the better engine; a vision model reads at least as well as an OCR engine).
+   OCR results are cached by page hash (``--cache``), so a second run costs no OCR.
+3. **Recovered**: a fact occurs in the sent text or in a page's reading, compared with
+   every whitespace removed (engines add and drop spaces). Facts per 1,000 tokens:
+   recovered facts over the tokens the method sends (the budget it met).
+
+Methods, side by side at the same budget in the same run: ``glyphfold`` (the default
+ladder), ``no-snapshot`` (elision, stripping, trim: glyphfold without pages), and
+``drop-middle`` (the head and the newest steps that fit: plain truncation). Budgets: a
+fraction of the estimate, or ``recover`` (two thirds of it, the reactive path). A
+session where a method cannot reach a budget (its floor is above it) is left out of
+that budget's pool for every method, so the pools compare like with like.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import re
+import sys
+import time
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from glyphfold.compaction.history.messages import coerce, to_canonical
+from glyphfold.compaction.history.model import History, Text, ToolCall, ToolResult
+from glyphfold.compaction.history.steps import split_regions
+from glyphfold.compaction.history.tokens import token_costs
+from glyphfold.compaction.ladder.api import compact, recover
+from glyphfold.errors import ContextOverflowError, GlyphfoldError
+
+KINDS = ("path", "symbol", "error", "id_digits", "hex", "number_unit", "command")
+METHODS = ("glyphfold", "no-snapshot", "drop-middle")
+
+_PATTERNS: dict[str, re.Pattern[str]] = {
+    "path": re.compile(
+        r"(?<![\w.@+:/~-])(?:~|\.{1,2})?(?:/[\w.@+-]*[\w@+-]){2,}"
+        r"|(?<![\w.@+:/~-])[\w.-]+(?:/[\w.@+-]+)+\.[A-Za-z0-9]{1,6}\b"
+    ),
+    "symbol": re.compile(
+        r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"
+        r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b"
+    ),
+    "error": re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b: [^\n]{3,60}"),
+    "id_digits": re.compile(r"\b(?=[\w-]*[A-Za-z])(?=[\w-]*\d)[A-Za-z][\w-]{4,}\b"),
+    "hex": re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b"),
+    "number_unit": re.compile(
+        r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|KB|MB|GB|kB|KiB|MiB|B|bytes|tokens|chars|lines"
+        r"|px|%|passed|failed|errors?|tests?)\b"
+    ),
+}
+_MIN_LEN = {"path": 6, "symbol": 8, "error": 12, "id_digits": 6, "hex": 7, "number_unit": 3}
+
+
+def _norm(text: str) -> str:
+    """NFKC, every whitespace character removed (engines add and drop spaces)."""
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+
+
+def message_text(m: Any) -> str:
+    """Everything a message sends as text: text blocks, tool calls, tool results."""
+    parts: list[str] = []
+    for b in m.blocks:
+        if isinstance(b, Text):
+            parts.append(b.text)
+        elif isinstance(b, ToolCall):
+            a = b.arguments
+            parts.append(f"{b.name} {a if isinstance(a, str) else json.dumps(a)}")
+        elif isinstance(b, ToolResult):
+            parts.extend(c.text for c in b.content if isinstance(c, Text))
+    return "\n".join(parts)
+
+
+def _commands(m: Any) -> list[str]:
+    out = []
+    for c in m.tool_calls:
+        a = c.arguments
+        if isinstance(a, str):
+            try:
+                a = json.loads(a)
+            except ValueError:
+                a = {"raw": a}
+        if isinstance(a, dict):
+            for key in ("command", "cmd", "code"):
+                v = a.get(key)
+                if isinstance(v, str) and len(v.strip()) >= 4:
+                    line = v.strip().splitlines()[0][:80].strip()
+                    if len(line) >= 4:
+                        out.append(line)
+    return out
+
+
+def extract(text: str) -> set[tuple[str, str]]:
+    """The (kind, value) facts of ``text`` (commands come from tool calls, not text)."""
+    out: set[tuple[str, str]] = set()
+    for kind, pat in _PATTERNS.items():
+        for m in pat.finditer(text):
+            v = m.group(0).strip()
+            if len(v) >= _MIN_LEN[kind]:
+                out.add((kind, v))
+    return out
+
+
+def middle_facts(h: History) -> dict[tuple[str, str], str]:
+    """Facts of the middle -> their normalised form (facts of head and newest step left out)."""
+    costs = token_costs(h, image_policy="all").messages
+    reg = split_regions(h, costs=costs, tail_tokens=0)
+    msgs = h.messages
+    outside = "\n".join(message_text(m) for m in (*msgs[: reg.head_end], *msgs[reg.tail_start :]))
+    if h.system is not None:
+        outside += "\n" + str(h.system)
+    facts: set[tuple[str, str]] = set()
+    for m in msgs[reg.head_end : reg.tail_start]:
+        facts |= extract(message_text(m))
+        facts |= {("command", c) for c in _commands(m)}
+    outside_n = _norm(outside)
+    return {f: n for f in facts if (n := _norm(f[1])) and n not in outside_n}
+
+
+# ------------------------------------------------------------------ OCR
+
+
+class Reader:
+    """Whole-page OCR by every available engine, cached by page hash and engine."""
+
+    def __init__(self, names: list[str], cache: Path | None) -> None:
+        from glyphfold.legibility.ocr import available_engines
+
+        self.engines = available_engines(names) if names else []
+        self.cache = cache
+        self.memo: dict[str, str] = {}
+        if cache is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+        self.seconds = 0.0
+        self.pages = 0
+
+    def _path(self, key: str) -> Path | None:
+        return None if self.cache is None else self.cache / f"{key}.txt"
+
+    def read(self, png: bytes) -> dict[str, str]:
+        """Engine name -> reading of the page."""
+        digest = hashlib.sha1(png).hexdigest()
+        out: dict[str, str] = {}
+        gray = None
+        for e in self.engines:
+            key = f"{digest}-{e.name}"
+            if key in self.memo:
+                out[e.name] = self.memo[key]
+                continue
+            path = self._path(key)
+            if path is not None and path.exists():
+                text = path.read_text(encoding="utf-8")
+            else:
+                if gray is None:
+                    import numpy as np
+                    from PIL import Image
+
+                    gray = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+                t0 = time.perf_counter()
+                text = e.read_page(gray)
+                self.seconds += time.perf_counter() - t0
+                self.pages += 1
+                if path is not None:
+                    path.write_text(text, encoding="utf-8")
+            self.memo[key] = text
+            out[e.name] = text
+        return out
+
+
+# ------------------------------------------------------------------ methods
+
+
+def drop_middle(h: History, budget: int) -> tuple[History, int]:
+    """The head and the newest steps that fit ``budget`` (plain truncation)."""
+    costs = token_costs(h, image_policy="all")
+    reg = split_regions(h, costs=costs.messages, tail_tokens=0)
+    system = costs.total - sum(costs.messages)
+    used = system + sum(costs.messages[: reg.head_end])
+    start = len(h.messages)
+    for s in reversed(reg.steps):
+        if s.start < reg.head_end:
+            break
+        c = sum(costs.messages[s.start : s.end])
+        if used + c > budget and start < len(h.messages):
+            break
+        used += c
+        start = s.start
+    kept = (*h.messages[: reg.head_end], *h.messages[start:])
+    return h.replace_messages(kept), used
+
+
+@dataclass
+class Outcome:
+    fits: bool
+    tokens: int = 0
+    recovered: Counter[str] = field(default_factory=Counter)  # kind -> facts recovered
+    total: Counter[str] = field(default_factory=Counter)
+    pages: int = 0
+    lossy: bool = False
+    dropped_chars: int = 0
+    lost_unfitted: int = 0  # snapshot ledger says lossy although no cut was counted
+
+
+def _sent(result_messages: Any) -> str:
+    h = to_canonical(result_messages)
+    text = "\n".join(message_text(m) for m in h.messages)
+    return text + ("\n" + str(h.system) if h.system is not None else "")
+
+
+def run_method(
+    method: str, data: Any, budget: int | None, reader: Reader, facts: dict[tuple[str, str], str]
+) -> Outcome:
+    h = coerce(data)[0]
+    pages: tuple[Any, ...] = ()
+    try:
+        if method == "drop-middle":
+            est = token_costs(h, image_policy="all").total
+            b = budget if budget is not None else est * 2 // 3
+            out, tokens = drop_middle(h, b)
+            if tokens > b:
+                return Outcome(False)
+            sent = _sent(out)
+            lossy, dropped = False, 0
+        else:
+            rungs = None if method == "glyphfold" else "elide,strip,trim"
+            if budget is None:
+                res = recover(data, rungs=rungs)
+            else:
+                res = compact(data, budget=budget, rungs=rungs)
+            tokens = res.tokens_after
+            sent = _sent(res.for_provider())
+            pages = res.pages
+            snaps = [e for e in res.ledger if e.rung == "snapshot" and e.extra]
+            lossy = any(e.extra.get("lossy") for e in snaps)
+            dropped = sum(int(e.extra.get("dropped_chars", 0)) for e in snaps)
+    except ContextOverflowError:
+        return Outcome(False)
+    sent_n = _norm(sent)
+    found = {f for f, n in facts.items() if n in sent_n}
+    for p in pages:
+        readings = reader.read(p.png) if reader.engines else {}
+        best: set[tuple[str, str]] = set()
+        for text in readings.values():
+            t = _norm(text)
+            hit = {f for f, n in facts.items() if n in t}
+            if len(hit) > len(best):
+                best = hit
+        found |= best
+    o = Outcome(True, tokens, pages=len(pages), lossy=lossy, dropped_chars=dropped)
+    o.total = Counter(k for k, _ in facts)
+    o.recovered = Counter(k for k, _ in found)
+    o.lost_unfitted = int(lossy and not dropped)
+    return o
+
+
+# ------------------------------------------------------------------ runner
+
+
+def default_dir() -> Path:
+    env = os.environ.get("GLYPHFOLD_REALDATA")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+    return here if here.is_dir() else Path("/work/shared/realdata")
+
+
+def load(d: Path, names: list[str] | None, fmt: str, limit: int | None) -> list[tuple[str, Any]]:
+    out = []
+    for p in sorted(d.glob("*.json")):
+        name = p.name.removesuffix(".json")
+        if names and name not in names and name.rsplit(".", 1)[0] not in names:
+            continue
+        if fmt != "all" and not name.endswith("." + fmt):
+            continue
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+            coerce(data)
+        except (ValueError, GlyphfoldError):
+            continue
+        out.append((name, data))
+    return out[:limit] if limit else out
+
+
+def elision_table(sessions: list[tuple[str, Any]]) -> None:
+    """SPEC §5.8: what each elision rule qualifies and what /shake (spec rule) stubs."""
+    from glyphfold.compaction.ladder.api import shake
+    from glyphfold.compaction.ladder.registry import LadderConfig
+    from glyphfold.compaction.ladder.rungs.common import result_text
+    from glyphfold.compaction.ladder.rungs.elide import ElideConfig, elision_reasons
+
+    qual: Counter[str] = Counter()
+    qchars: Counter[str] = Counter()
+    stub: Counter[str] = Counter()
+    schars: Counter[str] = Counter()
+    n = chars = 0
+    wide = wide_chars = 0
+    for _, data in sessions:
+        h = coerce(data)[0]
+        texts = {
+            b.call_id: result_text(b)
+            for m in h.messages
+            for b in m.blocks
+            if isinstance(b, ToolResult)
+        }
+        n += len(texts)
+        chars += sum(map(len, texts.values()))
+        for cid, why in (elision_reasons(h, ElideConfig()).results or {}).items():
+            qual[why.split()[0]] += 1
+            qchars[why.split()[0]] += len(texts.get(cid, ""))
+        for cfg, wide_rule in ((LadderConfig(), False), (None, True)):
+            res = shake(data, config=cfg)
+            for e in res.ledger:
+                for r in e.removed:
+                    if r.dest != "stub" or not r.detail.startswith("[elided"):
+                        continue
+                    if wide_rule:
+                        wide += 1
+                        wide_chars += r.chars
+                    else:
+                        k = r.detail.rsplit("; ", 1)[-1].split()[0] if "; " in r.detail else "?"
+                        stub[k] += 1
+                        schars[k] += r.chars
+    print(f"{len(sessions)} sessions, {n} tool results, {chars:,} chars")
+    print("| rule | qualify | chars | stubbed by /shake (spec rule) | chars |")
+    print("|---|---|---|---|---|")
+    for k in ("reread", "rerun", "rewritten", "duplicate", "progress", "confirmation", "empty"):
+        print(f"| {k} | {qual[k]} | {qchars[k]:,} | {stub[k]} | {schars[k]:,} |")
+    print(f"0.1 wide rule (/shake default): {wide} results, {wide_chars:,} chars stubbed")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dir", nargs="?", type=Path, default=None)
+    ap.add_argument("--limit", type=int, default=None, help="first N sessions only")
+    ap.add_argument("--sessions", default="", help="comma-separated session names")
+    ap.add_argument("--budgets", default="0.5,0.2,recover")
+    ap.add_argument("--engines", default="rapidocr,tesseract")
+    ap.add_argument("--format", default="openai", choices=("openai", "anthropic", "all"))
+    ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "glyphfold" / "ocr")
+    ap.add_argument("--no-ocr", action="store_true", help="count only text (a lower bound)")
+    ap.add_argument("--max-bytes", type=int, default=400_000, help="skip bigger files")
+    ap.add_argument("--elision", action="store_true", help="the SPEC §5.8 elision table only")
+    args = ap.parse_args(argv)
+    d = args.dir or default_dir()
+    if not d.is_dir():
+        print(f"no sessions: {d} is not a directory", file=sys.stderr)
+        return 2
+    names = [s.strip() for s in args.sessions.split(",") if s.strip()] or None
+    sessions = load(d, names, args.format, args.limit)
+    sessions = [(n, s) for n, s in sessions if len(json.dumps(s)) <= args.max_bytes]
+    if args.elision:
+        elision_table(sessions)
+        return 0
+    reader = Reader([] if args.no_ocr else args.engines.split(","), args.cache)
+    print(f"{len(sessions)} sessions; OCR engines: {[e.name for e in reader.engines] or 'none'}")
+    budgets = [b.strip() for b in args.budgets.split(",") if b.strip()]
+    rows: dict[str, list[dict[str, Outcome]]] = {b: [] for b in budgets}
+    t0 = time.perf_counter()
+    for name, data in sessions:
+        h = coerce(data)[0]
+        facts = middle_facts(h)
+        if not facts:
+            continue
+        est = token_costs(h, image_policy="all").total
+        for b in budgets:
+            budget = None if b == "recover" else max(1, int(est * float(b)))
+            outs = {m: run_method(m, data, budget, reader, facts) for m in METHODS}
+            rows[b].append(outs)
+            g = outs["glyphfold"]
+            cells = " ".join(
+                f"{m}={sum(o.recovered.values())}/{sum(o.total.values())}" if o.fits else f"{m}=R"
+                for m, o in outs.items()
+            )
+            print(f"{name:<55} {b:>7} pages {g.pages:>3} {cells}", flush=True)
+    print(
+        f"\n{time.perf_counter() - t0:.0f} s; OCR {reader.pages} page reads, {reader.seconds:.0f} s"
+    )
+    report(rows)
+    return 0
+
+
+def report(rows: dict[str, list[dict[str, Outcome]]]) -> None:
+    print("\n| budget | sessions | method | middle facts recovered | facts / 1k tokens |")
+    print("|---|---|---|---|---|")
+    for b, outs in rows.items():
+        pooled = [o for o in outs if all(x.fits for x in o.values())]
+        for m in METHODS:
+            rec = sum(sum(o[m].recovered.values()) for o in pooled)
+            tot = sum(sum(o[m].total.values()) for o in pooled)
+            tok = sum(o[m].tokens for o in pooled)
+            pct = 100 * rec / tot if tot else 0.0
+            per = 1000 * rec / tok if tok else 0.0
+            print(f"| {b} | {len(pooled)} | {m} | {pct:.1f}% ({rec}/{tot}) | {per:.2f} |")
+    print("\nglyphfold, per kind (all budgets pooled):")
+    rec: Counter[str] = Counter()
+    tot: Counter[str] = Counter()
+    lossy = dropped = unfitted = 0
+    for outs in rows.values():
+        for o in outs:
+            g = o["glyphfold"]
+            if not all(x.fits for x in o.values()):
+                continue
+            rec.update(g.recovered)
+            tot.update(g.total)
+            lossy += g.lossy
+            dropped += g.dropped_chars
+            unfitted += g.lost_unfitted
+    for k in KINDS:
+        if tot[k]:
+            print(f"  {k:<12} {100 * rec[k] / tot[k]:5.1f}% ({rec[k]}/{tot[k]})")
+    print(f"lossy snapshots {lossy}, chars cut {dropped:,}, lossy without a count {unfitted}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
