@@ -100,7 +100,8 @@ if TYPE_CHECKING:  # the real names for type checkers; at run time they load laz
     from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
     from glyphfold.compaction.store import open_store
     from glyphfold.fonts.pixel import bundled_fonts
-    from glyphfold.render.api import RenderResult, render_text
+    from glyphfold.render.api import PageStream, RenderResult, iter_pages, render_text
+    from glyphfold.render.options import RenderOptions
     from glyphfold.render.profiles import Profile, get_profile, profile_names
     from glyphfold.render.shapes import Shape, get_shape, shape_names
     from glyphfold.render.warm import warm_up
@@ -114,6 +115,9 @@ logging.getLogger("glyphfold").addHandler(logging.NullHandler())
 # public name -> module that defines it (explicit registry, no import side effects)
 _LAZY: dict[str, str] = {
     "render_text": "glyphfold.render.api",
+    "iter_pages": "glyphfold.render.api",
+    "PageStream": "glyphfold.render.api",
+    "RenderOptions": "glyphfold.render.options",
     "RenderResult": "glyphfold.render.api",
     "Profile": "glyphfold.render.profiles",
     "get_profile": "glyphfold.render.profiles",
@@ -228,7 +232,9 @@ __all__ = [
     "OpenAIRequestCounter",
     "OrphansSwept",
     "OverflowRecovery",
+    "PageStream",
     "Profile",
+    "RenderOptions",
     "RenderResult",
     "RequestCounter",
     "RoleTokens",
@@ -262,6 +268,7 @@ __all__ = [
     "get_profile",
     "get_shape",
     "is_context_overflow_error",
+    "iter_pages",
     "needs_compaction",
     "open_store",
     "prepare_request",

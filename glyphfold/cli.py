@@ -106,8 +106,13 @@ def _version() -> str:
     return f"glyphfold {__version__}"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with every registered subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Build the top-level parser with every registered subcommand.
+
+    ``only`` names the command about to run: the others get their name and help
+    but not their options (declaring them imports what they need: the history
+    model, tables...; a ``render`` started cold does not pay for them).
+    """
     parser = _Parser(
         prog="glyphfold",
         description=DESCRIPTION,
@@ -124,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
             description=getattr(module, "DESCRIPTION", module.HELP),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        module.add_arguments(p)
+        if only is None or name == only:
+            module.add_arguments(p)
         if not any("--quiet" in a.option_strings for a in p._actions):
             p.add_argument(
                 "-q", "--quiet", action="store_true", help="no progress and no summary on stderr"
@@ -158,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     json_out = "--json" in argv
-    parser = build_parser()
+    parser = build_parser(only=argv[0] if argv and argv[0] in COMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except _UsageError as exc:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glyphfold.commands._args import add_json
-from glyphfold.commands._history_io import read_input_bytes
+from glyphfold.commands._input_bytes import read_input_bytes
 from glyphfold.errors import InputError
+
+if TYPE_CHECKING:
+    from glyphfold.render.layout import TextFeed
 
 HELP = "render text into dense PNG glyph pages (no INPUT: the built-in sample transcript)"
 DESCRIPTION = """\
@@ -60,6 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--margin", type=int, default=None, metavar="PX", help="paper around the text (default 8)"
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="threads drawing and encoding pages (default 1; 2 uses both cores of a quiet box)",
+    )
     add_json(parser, "pages, chars, sizes, image tokens vs text tokens, files")
 
 
@@ -84,6 +95,79 @@ def _read_input(spec: str | None) -> tuple[str, str]:
         msg = f"{label} is not valid UTF-8 (byte offset {exc.start:,}); convert it to UTF-8 first"
         raise InputError(msg) from None
     return text.removeprefix("\ufeff"), label
+
+
+# Files larger than this are rendered from the file, block by block (never held whole)
+STREAM_BYTES = 16 * 1024 * 1024
+_BLOCK = 1 << 20
+
+
+def _large_file(spec: str | None) -> Path | None:
+    """The input's path when it is a regular file worth streaming, else None."""
+    if spec is None or spec == "-":
+        return None
+    path = Path(spec)
+    try:
+        return path if path.is_file() and path.stat().st_size > STREAM_BYTES else None
+    except OSError:
+        return None  # the ordinary reader says what is wrong
+
+
+def _stream_input(path: Path) -> tuple[TextFeed, str]:
+    """(a feed of the file's text, label) for a large file: checked first (size, NUL
+    bytes, UTF-8) in one pass that keeps nothing, then read again block by block."""
+    import codecs
+
+    from glyphfold.render.layout import TextFeed
+
+    label = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            msg = (
+                f"{label} is {size:,} bytes, over the {MAX_INPUT_BYTES:,}-byte input limit "
+                "(nothing read); split it (`split -C 200M`) and render each part"
+            )
+            raise InputError(msg)
+        with path.open("rb") as fh:
+            head = fh.read(65536)
+            if b"\x00" in head:
+                msg = f"{label} looks binary (NUL bytes); glyphfold renders UTF-8 text"
+                raise InputError(msg)
+            decoder = codecs.getincrementaldecoder("utf-8")("strict")
+            offset, block, solid = 0, head, False
+            while block:
+                try:
+                    text = decoder.decode(block)
+                except UnicodeDecodeError as exc:
+                    msg = (
+                        f"{label} is not valid UTF-8 (byte offset {offset + exc.start:,}); "
+                        "convert it to UTF-8 first"
+                    )
+                    raise InputError(msg) from None
+                solid = solid or bool(text.strip())
+                offset += len(block)
+                block = fh.read(_BLOCK)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        msg = f"{label} is not valid UTF-8 (it ends inside a character); convert it first"
+        raise InputError(msg) from None
+    except OSError as exc:
+        msg = f"cannot read {label}: {exc.strerror or exc}"
+        raise InputError(msg) from None
+    if not solid:
+        msg = f"{label} is empty: nothing to render"
+        raise InputError(msg)
+
+    def pieces() -> Iterator[str]:
+        # newline="": line breaks reach the layout as they are in the file
+        with path.open(encoding="utf-8", newline="") as fh:
+            first = True
+            while piece := fh.read(_BLOCK):
+                yield piece.removeprefix("\ufeff") if first else piece
+                first = False
+
+    return TextFeed(pieces(), size_hint=size), label
 
 
 def _check_font(font: str | None) -> None:
@@ -113,13 +197,17 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def cheaper_option(text: str, options: dict[str, Any], image_tokens: int) -> str:
-    """Name the cheapest way to send ``text``: another shape/reflow, or text itself."""
+def cheaper_option(
+    text: str | None, options: dict[str, Any], image_tokens: int, *, chars: int = 0
+) -> str:
+    """Name the cheapest way to send ``text``: another shape/reflow, or text itself
+    (``text`` None: a streamed file of ``chars`` characters, only the latter)."""
     from glyphfold.render.api import plan_text
 
-    text_tokens = (len(text) + 3) // 4
+    n = len(text) if text is not None else chars
+    text_tokens = (n + 3) // 4
     best: tuple[int, str] | None = None
-    if len(text) <= MAX_PLAN_CHARS and options["cell"] is None:
+    if text is not None and n <= MAX_PLAN_CHARS and options["cell"] is None:
         for shape in ("dense", "regular", "large"):
             for reflow in (False, True):
                 if shape == options["shape"] and reflow == options["reflow"]:
@@ -139,16 +227,28 @@ def cheaper_option(text: str, options: dict[str, Any], image_tokens: int) -> str
 def run(args: argparse.Namespace) -> int:
     """Render, write page-0001.png..., print a summary; return the exit code."""
     from glyphfold.commands._output import output_dir, write_pages
-    from glyphfold.commands._progress import progress
+    from glyphfold.commands._progress import fraction_status, progress
     from glyphfold.commands._term import note, print_json, say
-    from glyphfold.render.api import describe, render_text
+    from glyphfold.render.api import describe, iter_pages
+    from glyphfold.render.options import RenderOptions
 
-    text, label = _read_input(args.input)
+    large = _large_file(args.input)
+    source: str | TextFeed
+    text: str | None
+    if large is not None:  # read block by block: memory holds neither text nor pages
+        source, label = _stream_input(large)
+        text, what = None, f"rendering {large.stat().st_size:,} bytes"
+    else:
+        text, label = _read_input(args.input)
+        source, what = text, f"rendering {len(text):,} chars"
     _check_font(args.font)
     out = output_dir(args.out)
-    with progress(f"rendering {len(text):,} chars"):
-        result = render_text(text, **_options(args))
-        files = [str(p) for p in write_pages(result.pages, out)]
+    # pages are written as they are drawn: memory holds one page, not the render
+    stream = iter_pages(source, RenderOptions(**_options(args), threads=args.threads))
+    status = fraction_status(lambda: (stream.pages_done, stream.fraction), "pages")
+    with progress(what, status):
+        files = [str(p) for p in write_pages(stream, out)]
+    result = stream.result()
     summary = describe(result)
     summary["files"] = files
     summary["input"] = label
@@ -157,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
         warning = (
             f"these pages cost {result.image_tokens:,} image tokens, more than the text "
             f"itself (~{result.text_tokens_estimate:,} tokens); "
-            f"{cheaper_option(text, _options(args), result.image_tokens)}"
+            f"{cheaper_option(text, _options(args), result.image_tokens, chars=result.chars)}"
         )
     summary["warning"] = warning
     if args.json:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,14 +17,23 @@ from glyphfold.render import backend
 from glyphfold.render.config import page_size, resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, row_bytes
 from glyphfold.render.ink import InkSpans, ink_levels
-from glyphfold.render.layout import Layout, to_codepoints
+from glyphfold.render.layout import Layout, TextFeed
+from glyphfold.render.options import RenderOptions, options_of
 from glyphfold.render.page import Page, prepare, render_pages
 
 if TYPE_CHECKING:
     from glyphfold.render.profiles import Profile
     from glyphfold.render.shapes import Shape
 
-__all__ = ["RenderResult", "TextPlan", "describe", "plan_text", "render_text"]
+__all__ = [
+    "PageStream",
+    "RenderResult",
+    "TextPlan",
+    "describe",
+    "iter_pages",
+    "plan_text",
+    "render_text",
+]
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,10 @@ class RenderResult:
     shape: str = ""
     fonts: tuple[str, ...] = ()
     margin: int = 0  # px of paper around the cells on every side
+    # each page's (width, height) and the PNG bytes of all: kept also when the pages
+    # were streamed (``iter_pages``) and ``pages`` is empty
+    page_sizes: tuple[tuple[int, int], ...] = ()
+    png_bytes: int = 0
 
     def __repr__(self) -> str:
         # a summary: the dataclass repr would inline every page's PNG bytes
@@ -89,6 +103,7 @@ class TextPlan:
 def plan_text(
     text: str,
     *,
+    options: RenderOptions | None = None,
     profile: str | Profile = "anthropic",
     shape: str | Shape | None = None,
     font: str | os.PathLike[str] | None = None,
@@ -105,13 +120,11 @@ def plan_text(
 
     Laying out is a fraction of rendering: callers that try many candidate texts
     (the snapshot rung) plan them and render once. ``ink`` only matters for the
-    bit depth it implies (light ink: 2 bpp), hence ``max_png_bytes``.
+    bit depth it implies (light ink: 2 bpp), hence ``max_png_bytes``. ``options``
+    gives the options as one :class:`RenderOptions` (keywords override it).
     """
-    if not isinstance(text, str):
-        msg = f"text must be str, got {type(text).__name__}"
-        raise InputError(msg)
-    bits = _ink_bits(ink, len(text), bits)[1]
-    setup = resolve_setup(
+    o = options_of(
+        options,
         profile=profile,
         shape=shape,
         font=font,
@@ -122,14 +135,19 @@ def plan_text(
         tab_size=tab_size,
         margin=margin,
         collapse=collapse,
+        ink=ink,
     )
+    if not isinstance(text, str):
+        msg = f"text must be str, got {type(text).__name__}"
+        raise InputError(msg)
+    o = dataclasses.replace(o, bits=_ink_bits(o.ink, len(text), o.bits)[1])
+    setup = resolve_setup(o)
     starts: list[int] = []
     tokens: list[int] = []
     sizes: list[tuple[int, int]] = []
-    cps = to_codepoints(text)
     # laying out costs about an eighth of rendering: it counts so towards the kernels' budget
     kernels = backend.use_kernels(len(text) // 8)
-    for pl in Layout(cps, setup.config, kernels=kernels).pages():
+    for pl in Layout(text, setup.config, kernels=kernels).pages():
         w, h = page_size(setup, pl.n_rows)
         starts.append(pl.span[0])
         tokens.append(setup.profile.cost(w, h))
@@ -153,17 +171,6 @@ def _ink_bits(
     return levels, bits
 
 
-def _count_missing(cps: np.ndarray, missing: set[int]) -> dict[int, int]:
-    if not missing:
-        return {}
-    arr = np.fromiter(missing, dtype=np.uint32, count=len(missing))
-    hit = cps[np.isin(cps, arr)]
-    if not hit.size:
-        return {}
-    vals, counts = np.unique(hit, return_counts=True)
-    return {int(v): int(c) for v, c in zip(vals, counts, strict=True)}
-
-
 def _hints(missing: dict[int, int]) -> tuple[str, ...]:
     by_pkg: dict[str, list[int]] = {}
     for cp in sorted(missing):
@@ -177,9 +184,148 @@ def _hints(missing: dict[int, int]) -> tuple[str, ...]:
     return tuple(out)
 
 
+class PageStream:
+    """The pages of one render, produced one at a time (:func:`iter_pages`).
+
+    Iterate it once: each page is drawn and encoded when asked for, so memory is
+    bounded by a page and a layout chunk, not by the text. While it runs,
+    ``pages_done``, ``chars_done`` and :attr:`fraction` say how far it got; once
+    exhausted, :meth:`result` gives the :class:`RenderResult` (its ``pages`` are
+    those the stream kept: none unless ``keep=True``).
+    """
+
+    def __init__(self, text: str | TextFeed, options: RenderOptions, *, keep: bool = False) -> None:
+        if not isinstance(text, (str, TextFeed)):
+            msg = f"text must be str (or a TextFeed), got {type(text).__name__}"
+            raise InputError(msg)
+        if isinstance(text, TextFeed) and options.ink:
+            msg = "ink spans need the whole text: pass a str, not a TextFeed"
+            raise InputError(msg)
+        self._t0 = time.perf_counter()
+        n = len(text) if isinstance(text, str) else text.size_hint
+        (levels, strengths), bits = _ink_bits(options.ink, n, options.bits)
+        self.options = dataclasses.replace(options, bits=bits)
+        self.setup = setup = resolve_setup(self.options)
+        limit = options.max_image_bytes
+        self._limit = setup.profile.max_image_bytes if limit is None else limit
+        self._chars = n
+        self._missing: dict[int, int] = {}
+        self.atlas, self.layout = prepare(
+            setup, text, with_src=levels is not None, missing=self._missing
+        )
+        self._ink = None if levels is None else (levels, strengths)
+        self._keep = keep
+        self.kept: list[Page] = []
+        self.pages_done = 0
+        self.image_tokens = 0
+        self.png_bytes = 0
+        self.page_sizes: list[tuple[int, int]] = []
+        self._done = False
+        self._started = False
+
+    @property
+    def chars(self) -> int:
+        """Characters of the text (of a feed: its size hint until the last page)."""
+        return self.layout.n_source if self._done else self._chars
+
+    @property
+    def chars_done(self) -> int:
+        """Source characters on the pages produced so far."""
+        return self.layout.laid_out
+
+    @property
+    def fraction(self) -> float:
+        """The share of the text on the pages produced so far (0..1)."""
+        if self._done:
+            return 1.0
+        return 0.0 if not self.chars else min(1.0, self.layout.laid_out / self.chars)
+
+    def __iter__(self) -> Iterator[Page]:
+        if self._started:
+            msg = "a PageStream is iterated once; call iter_pages again for another pass"
+            raise InputError(msg)
+        self._started = True
+        o = self.options
+        for page in render_pages(
+            self.setup,
+            self.atlas,
+            self.layout,
+            level=o.level,
+            max_bytes=self._limit,
+            keep_pixels=o.keep_pixels,
+            ink=self._ink,
+            threads=self._threads(),
+        ):
+            self.pages_done += 1
+            self.image_tokens += page.image_tokens
+            self.png_bytes += len(page.png)
+            self.page_sizes.append((page.width, page.height))
+            if self._keep:
+                self.kept.append(page)
+            yield page
+        self._done = True
+
+    def _threads(self) -> int:
+        """Worker threads for this render (``RenderOptions.threads``; see there)."""
+        n = self.options.threads
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 64:
+            msg = f"threads must be an int in 1..64, got {n!r}"
+            raise InputError(msg)
+        return n
+
+    def result(self) -> RenderResult:
+        """What the render produced and cost (after the last page)."""
+        if not self._done:
+            msg = "the stream has pages left: iterate it to the end before result()"
+            raise InputError(msg)
+        setup = self.setup
+        page_w, page_h = page_size(setup, setup.config.rows)
+        missing = dict(sorted(self._missing.items()))
+        return RenderResult(
+            pages=tuple(self.kept),
+            chars=self.chars,
+            image_tokens=self.image_tokens,
+            missing_glyphs=missing,
+            elapsed_ms=(time.perf_counter() - self._t0) * 1000.0,
+            dropped=self.layout.dropped,
+            hints=_hints(missing),
+            width=page_w,
+            height=page_h,
+            cell=(setup.cell_w, setup.cell_h),
+            bits=setup.bits,
+            profile=setup.profile.name,
+            shape=setup.shape.name,
+            fonts=tuple(str(p) for p in setup.chain),
+            margin=setup.margin,
+            page_sizes=tuple(self.page_sizes),
+            png_bytes=self.png_bytes,
+        )
+
+
+def iter_pages(
+    text: str | TextFeed,
+    options: RenderOptions | None = None,
+    /,
+    **kwargs: Any,
+) -> PageStream:
+    """Render ``text`` page by page: a :class:`PageStream` of :class:`Page`.
+
+    Takes the options of :func:`render_text` (as ``options`` and/or keywords). The
+    pages come out in order, each drawn and encoded when the loop asks for it;
+    nothing holds the earlier ones, and the per-character layout arrays are built
+    per chunk (``glyphfold.render.layout.CHUNK_CHARS``), so a render of any length
+    runs in the memory of a page. ``text`` may be a
+    :class:`~glyphfold.render.layout.TextFeed` (the text in pieces, e.g. a file read
+    block by block): then not even the text is held. ``stream.result()`` after the
+    loop gives the totals (dropped characters, missing glyphs, image tokens).
+    """
+    return PageStream(text, options_of(options, **kwargs))
+
+
 def render_text(
     text: str,
     *,
+    options: RenderOptions | None = None,
     profile: str | Profile = "anthropic",
     shape: str | Shape | None = None,
     font: str | os.PathLike[str] | None = None,
@@ -194,6 +340,7 @@ def render_text(
     margin: int | None = None,
     collapse: bool = False,
     ink: InkSpans = (),
+    threads: int = 1,
 ) -> RenderResult:
     """Render ``text`` into PNG pages of glyphs sized for ``profile``.
 
@@ -210,14 +357,14 @@ def render_text(
     are counted under ``dropped["whitespace"]``. ``ink`` marks source spans
     ``(start, end, strength)`` to print in lighter ink (strength in (0, 1], e.g.
     tool output at 0.5); such pages are 2 bpp at least (see
-    :mod:`glyphfold.render.ink`).
+    :mod:`glyphfold.render.ink`). ``options`` gives them all as one
+    :class:`RenderOptions` (keywords override it). ``threads`` draw and encode
+    pages in parallel while the layout runs ahead (default 1).
+    Every page is kept in the result: :func:`iter_pages` renders in the memory of
+    one page.
     """
-    t0 = time.perf_counter()
-    if not isinstance(text, str):
-        msg = f"text must be str, got {type(text).__name__}"
-        raise InputError(msg)
-    (levels, strengths), bits = _ink_bits(ink, len(text), bits)
-    setup = resolve_setup(
+    o = options_of(
+        options,
         profile=profile,
         shape=shape,
         font=font,
@@ -226,52 +373,30 @@ def render_text(
         bits=bits,
         reflow=reflow,
         tab_size=tab_size,
+        level=level,
+        max_image_bytes=max_image_bytes,
+        keep_pixels=keep_pixels,
         margin=margin,
         collapse=collapse,
+        ink=ink,
+        threads=threads,
     )
-    limit = setup.profile.max_image_bytes if max_image_bytes is None else max_image_bytes
-    atlas, lay = prepare(setup, text, with_src=levels is not None)
-    pages = list(
-        render_pages(
-            setup,
-            atlas,
-            lay,
-            level=level,
-            max_bytes=limit,
-            keep_pixels=keep_pixels,
-            ink=None if levels is None else (levels, strengths),
-        )
-    )
-    page_w, page_h = page_size(setup, setup.config.rows)
-    missing = _count_missing(lay.cps, atlas.missing)
-    return RenderResult(
-        pages=tuple(pages),
-        chars=len(text),
-        image_tokens=sum(p.image_tokens for p in pages),
-        missing_glyphs=missing,
-        elapsed_ms=(time.perf_counter() - t0) * 1000.0,
-        dropped=lay.dropped,
-        hints=_hints(missing),
-        width=page_w,
-        height=page_h,
-        cell=(setup.cell_w, setup.cell_h),
-        bits=setup.bits,
-        profile=setup.profile.name,
-        shape=setup.shape.name,
-        fonts=tuple(str(p) for p in setup.chain),
-        margin=setup.margin,
-    )
+    stream = PageStream(text, o, keep=True)
+    for _ in stream:
+        pass
+    return stream.result()
 
 
 def describe(result: RenderResult) -> dict[str, Any]:
     """A JSON-ready summary of a render (what ``glyphfold render --json`` prints)."""
-    first = result.pages[0] if result.pages else None
+    sizes = result.page_sizes or tuple((p.width, p.height) for p in result.pages)
+    first = sizes[0] if sizes else (0, 0)
     return {
-        "pages": len(result.pages),
+        "pages": len(sizes),
         "chars": result.chars,
-        "width": first.width if first else 0,
-        "height": first.height if first else 0,
-        "page_sizes": [[p.width, p.height] for p in result.pages],
+        "width": first[0],
+        "height": first[1],
+        "page_sizes": [list(s) for s in sizes],
         "cell": list(result.cell),
         "margin": result.margin,
         "bits": result.bits,
@@ -283,7 +408,7 @@ def describe(result: RenderResult) -> dict[str, Any]:
         "missing_glyphs": {f"U+{cp:04X}": n for cp, n in sorted(result.missing_glyphs.items())},
         "dropped": result.dropped,
         "hints": list(result.hints),
-        "png_bytes": sum(len(p.png) for p in result.pages),
+        "png_bytes": result.png_bytes or sum(len(p.png) for p in result.pages),
         "elapsed_ms": round(result.elapsed_ms, 3),
         "fonts": list(result.fonts),
     }

@@ -80,7 +80,7 @@ def _collapse_numpy(
     cr_lf = np.zeros(n, dtype=bool)
     cr_lf[:-1] = (cps[:-1] == _CR) & (cps[1:] == _LF)
     ends = brk & ~cr_lf  # the last character of each line break
-    line = np.cumsum(ends) - ends  # line number of every character (breaks included)
+    line: np.ndarray = np.cumsum(ends) - ends  # line number of every character (breaks included)
     n_lines = int(line[-1]) + 1 + int(ends[-1])
     text = ~ws & ~brk
     has_text = np.bincount(line[text], minlength=n_lines) > 0
@@ -129,7 +129,7 @@ def _collapse_numpy(
         tabbed = np.flatnonzero(np.bincount(line[leading & (cps == _TAB)], minlength=n_lines))
         if tabbed.shape[0]:
             # tabs are rare in indentation: those lines are measured one by one
-            lines_of = line[lstarts]
+            lines_of: np.ndarray = line[lstarts]
             for j in np.flatnonzero(np.isin(lines_of, tabbed)).tolist():
                 a, b = int(lstarts[j]), int(lends[j])
                 widths[j] = _indent_width(cps[a:b], tab_size)

@@ -19,6 +19,7 @@ from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, JOIN_CODEPOINT, NEWLIN
 from glyphfold.fonts.resolve import fallback_chain, resolve_font
 from glyphfold.render.encode import BIT_DEPTHS
 from glyphfold.render.layout import MIN_COLS, LayoutConfig
+from glyphfold.render.options import RenderOptions, options_of
 
 if TYPE_CHECKING:
     from glyphfold.render.profiles import Profile
@@ -72,6 +73,7 @@ def parse_size(value: str | Sequence[int], *, what: str) -> tuple[int, int]:
 
 
 def resolve_setup(
+    options: RenderOptions | None = None,
     *,
     profile: str | Profile = "anthropic",
     shape: str | Shape | None = None,
@@ -90,9 +92,27 @@ def resolve_setup(
     (page, shape, bits). ``GLYPHFOLD_FONT`` overrides the shape's font but not an
     explicit ``font``. ``margin`` (px of paper on every side, default
     :data:`DEFAULT_MARGIN_PX`) is taken from the page: the image never grows.
+    ``options`` gives them all as one :class:`RenderOptions` (keywords set to a
+    non-default value override it).
     """
     from glyphfold.render.profiles import get_profile
     from glyphfold.render.shapes import get_shape
+
+    o = options_of(
+        options,
+        profile=profile,
+        shape=shape,
+        font=font,
+        cell=cell,
+        page=page,
+        bits=bits,
+        reflow=reflow,
+        tab_size=tab_size,
+        margin=margin,
+        collapse=collapse,
+    )
+    profile, shape, font, cell, page, bits = o.profile, o.shape, o.font, o.cell, o.page, o.bits
+    reflow, tab_size, margin, collapse = o.reflow, o.tab_size, o.margin, o.collapse
 
     prof = get_profile(profile)
     if not prof.vision:

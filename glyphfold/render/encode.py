@@ -91,7 +91,8 @@ def scanlines(
         return out
     out = np.empty((h, 1 + rb), dtype=np.uint8)
     pack = backend.kernels().pack_rows if use_kernels else vector.pack_rows
-    pack(pixels[:, :w], h, bits, out)
+    # always C-contiguous: a strided view would be a second kernel specialisation
+    pack(np.ascontiguousarray(pixels[:h, :w]), h, bits, out)
     return out
 
 

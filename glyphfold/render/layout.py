@@ -44,9 +44,10 @@ cover ``[start, end)``; together the rows and pages tile the source exactly.
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -242,37 +243,199 @@ class PageLayout:
         return list(zip(starts, ends, strict=True))
 
 
+# Source characters prepared (code points, folding, classes) at a time: the layout's
+# per-character arrays are this big, whatever the length of the text (issue 22).
+CHUNK_CHARS = 1 << 20
+_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+_SOLID = re.compile("[^ \t\n\r\x85\u2028\u2029]")
+_TEXT_LINE = re.compile("[ \t]*[^ \t\n\r\x85\u2028\u2029]")
+
+
+def chunk_end(text: str, start: int, size: int, *, collapse: bool) -> int:
+    """Where the chunk of ``text`` from ``start`` ends: after a line break at or past
+    ``start + size`` (the end of the text when there is none).
+
+    Laying out chunk by chunk then gives the pages of the whole text: no escape
+    sequence, combining run or CR LF spans a line break. With ``collapse`` the cut
+    falls between two lines of text (the one before ending on a printed character),
+    where folding the chunks apart folds them as the whole would.
+    """
+    n = len(text)
+    pos = start + size
+    while pos < n:
+        m = _BREAK.search(text, pos)
+        if m is None:
+            return n
+        end = m.end()
+        if not collapse or (
+            m.start() > 0
+            and _SOLID.match(text, m.start() - 1) is not None
+            and _TEXT_LINE.match(text, end) is not None
+        ):
+            return end
+        pos = end
+    return n
+
+
+class TextFeed:
+    """Text that arrives in pieces (a file read a block at a time), for :class:`Layout`.
+
+    ``pieces`` yields ``str``; ``size_hint`` is the expected length in characters
+    (progress and the backend's choice; 0 when unknown). The layout keeps only the
+    pieces it has not laid out yet: a render from a feed never holds the text.
+    """
+
+    def __init__(self, pieces: Iterable[str], size_hint: int = 0) -> None:
+        self._pieces = iter(pieces)
+        self.size_hint = size_hint
+        self._rest = ""
+        self._offset = 0  # source offset of ``_rest[0]``
+        self.exhausted = False
+
+    def take(self, size: int, *, collapse: bool) -> tuple[str, int, bool]:
+        """(the next chunk's text, its source offset, whether it is the last): at least
+        ``size`` characters unless the text ends, cut as :func:`chunk_end` cuts."""
+        while True:
+            rest = self._rest
+            if self.exhausted:
+                cut = len(rest)
+            else:
+                cut = chunk_end(rest, 0, size, collapse=collapse)
+                # a cut must leave a character after it (a CR may be followed by LF,
+                # the next line must be seen to be text): else read on
+                if cut >= len(rest) - 1:
+                    piece = next(self._pieces, None)
+                    if piece is None:
+                        self.exhausted = True
+                    else:
+                        self._rest = rest + piece
+                    continue
+            text, self._rest = rest[:cut], rest[cut:]
+            start = self._offset
+            self._offset += cut
+            return text, start, self.exhausted and not self._rest
+
+
+@dataclass
+class _Chunk:
+    """Prepared code points of the source ``[start, end)``: what the layout kernel reads."""
+
+    cps: np.ndarray  # read-only, folded and recomposed
+    orig: np.ndarray | None  # source offset of each code point (+ the end); None: start + i
+    start: int
+    end: int
+    folded: int = 0  # source characters folded away (collapse)
+    last: bool = True  # no source after it
+
+    def offsets(self, idx: np.ndarray) -> np.ndarray:
+        """Source offsets of code point indices ``idx`` (``len(cps)``: the chunk's end)."""
+        if self.orig is None:
+            return idx + self.start
+        return self.orig[idx]
+
+
 class Layout:
-    """Iterate the pages of one text; ``dropped`` holds the per-rule counts after."""
+    """Iterate the pages of one text; ``dropped`` holds the per-rule counts after.
+
+    ``source`` is the text (``str``: prepared chunk by chunk, :data:`CHUNK_CHARS`
+    source characters at a time, so memory is bounded by a chunk and a page) or its
+    code points (one chunk). ``on_chunk(cps, cls)`` is called with each prepared
+    chunk before its pages are laid out (the renderer fills the atlas there).
+    """
 
     def __init__(
         self,
-        cps: np.ndarray,
+        source: np.ndarray | str | TextFeed,
         config: LayoutConfig,
         *,
         with_src: bool = False,
         kernels: bool | None = None,
+        chunk_chars: int | None = None,
+        on_chunk: Callable[[np.ndarray, np.ndarray], None] | None = None,
     ) -> None:
         self.config = config
         self.with_src = with_src
+        if isinstance(source, TextFeed):
+            self.n_source = source.size_hint  # an estimate until the feed ends
+        else:
+            self.n_source = len(source) if isinstance(source, str) else int(source.shape[0])
         # numba kernels or the numpy path (glyphfold.render.backend decides by default)
-        self.kernels = backend.use_kernels(int(cps.shape[0])) if kernels is None else kernels
-        self.source_cps = cps
-        self.orig: np.ndarray | None = None  # folded offset -> source offset (collapse)
-        self.folded = 0
-        if config.collapse:
-            cps, self.orig, self.folded = collapse_codepoints(
-                cps, reflow=config.reflow, tab_size=config.tab_size, kernels=self.kernels
+        self.kernels = backend.use_kernels(self.n_source) if kernels is None else kernels
+        self._source = source
+        self.chunk_chars = max(1, CHUNK_CHARS if chunk_chars is None else chunk_chars)
+        self.on_chunk = on_chunk
+        self.folded = 0  # source characters folded away (collapse)
+        self.laid_out = 0  # source offset reached by the pages produced so far
+        self._counts = np.zeros(K.N_RULES, dtype=np.int64)
+        self._first: _Chunk | None = None
+
+    @property
+    def cps(self) -> np.ndarray:
+        """The prepared code points of the first chunk (all of them for a short text)."""
+        if isinstance(self._source, TextFeed):
+            msg = "a layout of a TextFeed has no code points before its pages are laid out"
+            raise LayoutError(msg)
+        if self._first is None:
+            self._first = self._prepare(0, self._chunk_end(0))
+        return self._first.cps
+
+    @property
+    def cls(self) -> np.ndarray:
+        """The class table (filled for every code point prepared so far)."""
+        return class_table(self.cps)
+
+    def _chunk_end(self, start: int) -> int:
+        if not isinstance(self._source, str):
+            return self.n_source
+        return chunk_end(self._source, start, self.chunk_chars, collapse=self.config.collapse)
+
+    def _prepare(self, start: int, end: int, text: str | None = None) -> _Chunk:
+        """Code points of the source ``[start, end)`` (``text``: its characters when the
+        source is a feed), folded and recomposed, classified."""
+        cfg = self.config
+        src = self._source
+        if text is not None:
+            cps = to_codepoints(text)
+        else:
+            assert not isinstance(src, TextFeed)
+            cps = to_codepoints(src[start:end]) if isinstance(src, str) else src[start:end]
+        orig = None
+        folded = 0
+        if cfg.collapse:
+            cps, orig, folded = collapse_codepoints(
+                cps, reflow=cfg.reflow, tab_size=cfg.tab_size, kernels=self.kernels
             )
-        self.cls = class_table(cps)
+            orig += start
+        cls = class_table(cps)
         # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
         if cps.shape[0] and int(cps.max()) >= 0x300:
-            marks = np.flatnonzero(self.cls[cps] == K.C_DROP_COMBINING)
+            marks = np.flatnonzero(cls[cps] == K.C_DROP_COMBINING)
             if marks.shape[0]:
                 cps = compose_marks(cps, marks)
-                self.cls = class_table(cps)
-        self.cps = frozen(cps)
-        self._counts = np.zeros(K.N_RULES, dtype=np.int64)
+                cls = class_table(cps)
+        return _Chunk(frozen(cps), orig, start, end, folded, end >= self.n_source)
+
+    def _chunks(self) -> Iterator[_Chunk]:
+        feed = self._source if isinstance(self._source, TextFeed) else None
+        start = 0
+        while True:
+            if feed is not None:
+                text, start, last = feed.take(self.chunk_chars, collapse=self.config.collapse)
+                chunk = self._prepare(start, start + len(text), text)
+                chunk.last = last
+                if last:
+                    self.n_source = chunk.end
+            elif start == 0 and self._first is not None:
+                chunk = self._first
+            else:
+                chunk = self._prepare(start, self._chunk_end(start))
+            self.folded += chunk.folded
+            if self.on_chunk is not None:
+                self.on_chunk(chunk.cps, _CLS)
+            yield chunk
+            if chunk.last:
+                return
+            start = chunk.end
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -291,29 +454,35 @@ class Layout:
         With ``reuse`` the grid buffers are recycled: a page is only valid until
         the next one is produced (the renderer's hot path); otherwise each page
         owns its arrays and may be kept.
+
+        Chunks are laid out as one text: a page that reaches the end of the
+        prepared code points while more source follows is laid out again with the
+        next chunk appended (its drop counts and continuation state restored).
         """
         cfg = self.config
-        n = int(self.cps.shape[0])
         self._counts[:] = 0  # each pass counts afresh: ``dropped`` is the last pass's
+        self.folded = 0
         state = np.zeros(K.N_STATE, dtype=np.int64)
         src_shape = (cfg.rows, cfg.cols) if self.with_src else (0, 0)
         grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
         src = np.empty(src_shape, dtype=np.int64)
         row_start = np.empty(cfg.rows, dtype=np.int64)
-        args: tuple[Any, ...]
-        if self.kernels:
-            layout_page = backend.kernels().layout_page
-            args = (self.cps, self.cls, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
-        else:
-            vec = vector.VectorLayout(self.cps, self.cls, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
-            layout_page, args = vec.page, ()
-        start = 0
-        while start < n:
+        feed = self._chunks()
+        buf = next(feed)
+        more = not buf.last
+        page_fn, args = self._page_fn(buf)
+        start = 0  # code point index of the next page in ``buf``
+        first = True
+        while True:
+            n = int(buf.cps.shape[0])
             if not reuse:
                 grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
                 src = np.empty(src_shape, dtype=np.int64)
                 row_start = np.empty(cfg.rows, dtype=np.int64)
-            used = layout_page(
+            counts_before = self._counts.copy()
+            cont_before = int(state[K.S_CONT])
+            state[K.S_POS] = start
+            used = page_fn(
                 *args,
                 cfg.tab_size,
                 cfg.reflow,
@@ -330,24 +499,54 @@ class Layout:
             if used < 0:  # pragma: no cover - class_table guarantees coverage
                 msg = f"unclassified code point at offset {-1 - used}"
                 raise LayoutError(msg)
-            if used == 0:
-                return
             end = int(state[K.S_POS])
-            yield self._page(grid, int(used), row_start[:used], (start, end), src)
+            if more and end >= n:
+                # the page may go on in the next chunk: lay it out again with it
+                self._counts[:] = counts_before
+                state[K.S_CONT] = cont_before
+                buf = _join(buf, start, next(feed))
+                more = not buf.last
+                page_fn, args = self._page_fn(buf)
+                start = 0
+                continue
+            if used == 0:
+                self.laid_out = buf.end
+                return
+            page = self._page(buf, grid, int(used), row_start[:used], (start, end), src, first)
+            self.laid_out = page.span[1]
+            yield page
+            first = False
             start = end
 
-    def _page(self, grid, n_rows, row_start, span, src) -> PageLayout:
-        """A laid-out page, its offsets mapped back to the source when it was folded."""
+    def _page_fn(self, buf: _Chunk) -> tuple[Callable[..., int], tuple[Any, ...]]:
+        if self.kernels:
+            layout_page = backend.kernels().layout_page
+            return layout_page, (buf.cps, _CLS, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
+        vec = vector.VectorLayout(buf.cps, _CLS, FOLD_KEYS, FOLD_OFF, FOLD_CHARS)
+        return vec.page, ()
+
+    def _page(self, buf, grid, n_rows, row_start, span, src, first) -> PageLayout:
+        """A laid-out page, its code point indices mapped back to source offsets."""
         src = src if self.with_src else None
-        orig = self.orig
-        if orig is not None:
-            # offset 0 stays 0: what was folded away before the first kept character
-            # belongs to the first row
-            row_start = np.where(row_start == 0, 0, orig[row_start])
-            span = (int(orig[span[0]]) if span[0] else 0, int(orig[span[1]]))
-            if src is not None:
-                src = np.where(src >= 0, orig[np.maximum(src, 0)], -1)
+        row_start = buf.offsets(row_start)
+        span = (int(buf.offsets(np.array(span[0]))), int(buf.offsets(np.array(span[1]))))
+        if first:
+            # what was folded away before the first kept character belongs to the first row
+            row_start[0] = 0
+            span = (0, span[1])
+        if src is not None and (buf.orig is not None or buf.start):
+            src = np.where(src >= 0, buf.offsets(np.maximum(src, 0)), -1)
         return PageLayout(grid=grid, n_rows=n_rows, row_start=row_start, span=span, src=src)
+
+
+def _join(buf: _Chunk, start: int, nxt: _Chunk) -> _Chunk:
+    """The code points of ``buf`` from index ``start`` on, followed by ``nxt``'s."""
+    cps = np.concatenate([buf.cps[start:], nxt.cps])
+    if buf.orig is None and nxt.orig is None:
+        return _Chunk(frozen(cps), None, buf.start + start, nxt.end, 0, nxt.last)
+    a = buf.orig[start:-1] if buf.orig is not None else np.arange(buf.start + start, buf.end)
+    b = nxt.orig if nxt.orig is not None else np.arange(nxt.start, nxt.end + 1)
+    return _Chunk(frozen(cps), np.concatenate([a, b]), buf.start + start, nxt.end, 0, nxt.last)
 
 
 def layout_text(
@@ -381,6 +580,6 @@ def layout_text(
         word_wrap=word_wrap,
         join=join,
     )
-    lay = Layout(to_codepoints(text), cfg, with_src=with_src, kernels=kernels)
+    lay = Layout(text, cfg, with_src=with_src, kernels=kernels)
     pages = list(lay.pages())
     return pages, lay.dropped

@@ -9,7 +9,10 @@ same calls, so what they measure is what users run.
 from __future__ import annotations
 
 import sys
+import threading
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +22,7 @@ from glyphfold.render.atlas import Atlas, get_atlas
 from glyphfold.render.config import Setup, page_size
 from glyphfold.render.encode import encode_png, png_from_scanlines, row_bytes
 from glyphfold.render.ink import page_ink
-from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout, to_codepoints
+from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout, TextFeed
 
 
 @dataclass(frozen=True)
@@ -134,20 +137,46 @@ def atlas_for(setup: Setup) -> Atlas:
     return get_atlas(setup.chain, cell_w=setup.cell_w, cell_h=setup.cell_h, bits=setup.bits)
 
 
-def prepare(setup: Setup, text: str, *, with_src: bool = False) -> tuple[Atlas, Layout]:
-    """Lay ``text`` out for ``setup`` and make sure the atlas holds every glyph it shows.
+def prepare(
+    setup: Setup,
+    text: str | TextFeed,
+    *,
+    with_src: bool = False,
+    missing: dict[int, int] | None = None,
+) -> tuple[Atlas, Layout]:
+    """Set up the layout of ``text`` for ``setup``, the atlas filled chunk by chunk.
 
-    The atlas is filled from the code points the layout draws (``lay.cps``), not
-    the source's: a base letter followed by combining marks is drawn as its
-    precomposed letter, which the source never contains. ``with_src`` keeps each
-    cell's source offset (ink levels need it).
+    Each layout chunk fills the atlas with the code points it draws (``cps`` after
+    folding and recomposing, not the source's: a base letter followed by combining
+    marks is drawn as its precomposed letter, which the source never contains)
+    before its pages are drawn. ``with_src`` keeps each cell's source offset (ink
+    levels need it). ``missing`` (when given) counts, per code point, the drawn
+    characters no font has.
     """
     atlas = atlas_for(setup)
-    lay = Layout(to_codepoints(text), setup.config, with_src=with_src)
     cfg = setup.config
-    extra = (cfg.continuation, cfg.newline, cfg.join, *set(FOLD_CHARS.tolist()))
-    atlas.prepare(lay.cps, lay.cls, extra)
+    extra = (cfg.continuation, cfg.newline, cfg.join, *sorted(set(FOLD_CHARS.tolist())))
+
+    def on_chunk(cps: np.ndarray, cls: np.ndarray) -> None:
+        atlas.prepare(cps, cls, extra)
+        if missing is not None:
+            for cp, n in count_missing(cps, atlas.missing).items():
+                missing[cp] = missing.get(cp, 0) + n
+
+    lay = Layout(text, cfg, with_src=with_src, on_chunk=on_chunk)
     return atlas, lay
+
+
+def count_missing(cps: np.ndarray, missing: set[int]) -> dict[int, int]:
+    """How often each code point of ``missing`` occurs in ``cps``."""
+    if not missing:
+        return {}
+    arr = np.fromiter(missing, dtype=np.uint32, count=len(missing))
+    hit = cps[np.isin(cps, arr)]
+    if not hit.size:
+        return {}
+    vals, counts = np.unique(hit, return_counts=True)
+    return {int(v): int(c) for v, c in zip(vals, counts, strict=True)}
 
 
 class PageWriter:
@@ -263,16 +292,49 @@ def render_pages(
     max_bytes: int | None,
     keep_pixels: bool = False,
     ink: tuple[np.ndarray, tuple[float, ...]] | None = None,
+    threads: int = 1,
 ) -> Iterator[Page]:
-    """Yield the encoded pages of a prepared layout, in order (``ink``: see PageWriter)."""
-    writer = PageWriter(
-        setup,
-        atlas,
-        level=level,
-        max_bytes=max_bytes,
-        keep_pixels=keep_pixels,
-        kernels=lay.kernels,
-        ink=ink,
-    )
-    for pl in lay.pages(reuse=not keep_pixels):
-        yield writer.page(pl)
+    """Yield the encoded pages of a prepared layout, in order (``ink``: see PageWriter).
+
+    With ``threads`` > 1 the pages are drawn and encoded on that many worker threads
+    (one page buffer each) while this thread lays out the next ones: the kernels and
+    deflate release the GIL, so the pages of a long text use every core. At most
+    two pages per thread are in flight (memory stays bounded by pages, not text).
+    """
+
+    def new_writer() -> PageWriter:
+        return PageWriter(
+            setup,
+            atlas,
+            level=level,
+            max_bytes=max_bytes,
+            keep_pixels=keep_pixels,
+            kernels=lay.kernels,
+            ink=ink,
+        )
+
+    if threads <= 1:
+        writer = new_writer()
+        for pl in lay.pages(reuse=not keep_pixels):
+            yield writer.page(pl)
+        return
+    local = threading.local()
+
+    def work(pl: PageLayout) -> Page:
+        writer = getattr(local, "writer", None)
+        if writer is None:
+            writer = local.writer = new_writer()
+        return writer.page(pl)
+
+    window: deque[Future[Page]] = deque()
+    with ThreadPoolExecutor(threads, thread_name_prefix="glyphfold-page") as pool:
+        try:
+            for pl in lay.pages():  # each page owns its arrays: workers hold them
+                window.append(pool.submit(work, pl))
+                if len(window) >= 2 * threads:
+                    yield window.popleft().result()
+            while window:
+                yield window.popleft().result()
+        finally:
+            for f in window:  # a consumer that stops early: drop what is queued
+                f.cancel()

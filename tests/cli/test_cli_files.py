@@ -183,9 +183,9 @@ def test_import_of_dev_zero_is_refused(capsys, tmp_path):
 
 
 def test_stdin_reads_are_bounded(capsys, monkeypatch, tmp_path):
-    from glyphfold.commands import _history_io
+    from glyphfold.commands import _history_io, _input_bytes
 
-    defaults = {"max_bytes": 1000, "advice": _history_io.HISTORY_ADVICE}
+    defaults = {"max_bytes": 1000, "advice": _input_bytes.HISTORY_ADVICE}
     monkeypatch.setattr(_history_io.read_input_bytes, "__kwdefaults__", defaults)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"[" + b" " * 5000 + b"]")))
     code, _, err = run(capsys, "import", "--db", tmp_path / "s.db", "-")

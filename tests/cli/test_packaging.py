@@ -141,7 +141,12 @@ def test_editable_install_type_checks_with_mypy(tmp_path):
     src = _copy_checkout(tmp_path)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    _pip("install", "--no-deps", "--no-build-isolation", "--prefix", str(venv), "-e", str(src))
+    # --ignore-installed: with --prefix alone pip first uninstalls the glyphfold of the
+    # environment running the suite (its own editable install)
+    _pip(
+        "install", "--no-deps", "--no-build-isolation", "--ignore-installed",
+        "--prefix", str(venv), "-e", str(src),
+    )  # fmt: skip
     use = tmp_path / "use.py"
     use.write_text("import glyphfold\nreveal_type(glyphfold.compact)\n", encoding="utf-8")
     cmd = [sys.executable, "-m", "mypy", "--python-executable", str(venv / "bin" / "python")]

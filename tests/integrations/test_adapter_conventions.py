@@ -143,7 +143,8 @@ def test_langchain_chat_anthropic_gets_a_cache_control_on_the_snapshot():
     state = agent.invoke({"messages": [{"role": "user", "content": "Read parts 0-23."}]})
     assert state["messages"][-1].content == "done"
     assert results and results[-1].pages
-    assert results[-1].pages[0].width == glyphfold.get_profile("anthropic").default_page[0]
+    page = results[-1].pages[0]  # priced as Anthropic prices it: the model's profile
+    assert page.image_tokens == glyphfold.get_profile("anthropic").cost(page.width, page.height)
     marked = 0
     for body in api.bodies[-5:]:
         images = [
@@ -250,7 +251,9 @@ def test_pydantic_ai_sends_pages_to_openai_at_detail_high(api_kind):
 
     assert agent.run_sync("Read parts 0-19.").output == "done"
     assert results and results[-1].pages
-    assert results[-1].pages[0].width == glyphfold.get_profile("openai").default_page[0]
+    page = results[-1].pages[0]  # priced as OpenAI prices it: the model's profile
+    assert page.image_tokens == glyphfold.get_profile("openai").cost(page.width, page.height)
+    assert page.image_tokens != glyphfold.get_profile("anthropic").cost(page.width, page.height)
     text = json.dumps(api.bodies[-1])
     details = [d for d in ("high", "auto", "low") if f'"detail": "{d}"' in text]
     assert details == ["high"], text[:400]

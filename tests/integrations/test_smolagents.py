@@ -57,7 +57,8 @@ def read_file(k: int) -> str:
 def run():
     model = ScriptedModel()
     results: list = []
-    wrapped = GlyphfoldModel(model, budget=BUDGET, rungs=RUNGS, on_compact=results.append)
+    # low=0.6: this small budget leaves room for pages only above the 0.4 default target
+    wrapped = GlyphfoldModel(model, budget=BUDGET, rungs=RUNGS, low=0.6, on_compact=results.append)
     agent = ToolCallingAgent(
         tools=[read_file], model=wrapped, max_steps=STEPS + 5, verbosity_level=0
     )

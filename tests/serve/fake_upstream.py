@@ -57,7 +57,8 @@ def _png_size(data_b64: str) -> tuple[int, int] | None:
 
 
 def count_tokens(body: dict[str, Any]) -> int:
-    """The fake's own count: ~4 chars/token of all text, images by pixels, 4 per message."""
+    """The fake's own count: ~4 chars/token of all text, images as each provider bills
+    them (OpenAI 32-px patches, Anthropic area / 750), 4 per message."""
     chars = 0
     images = 0
 
@@ -65,6 +66,8 @@ def count_tokens(body: dict[str, Any]) -> int:
         nonlocal chars, images
         if isinstance(x, dict):
             url = x.get("url") if isinstance(x.get("url"), str) else None
+            if url is None and isinstance(x.get("image_url"), str):  # Responses input_image
+                url = x["image_url"]
             src = x.get("source") if isinstance(x.get("source"), dict) else None
             data = None
             if url and url.startswith("data:image"):
@@ -73,7 +76,12 @@ def count_tokens(body: dict[str, Any]) -> int:
                 data = src["data"]
             if data is not None:
                 size = _png_size(data)
-                images += math.ceil(size[0] * size[1] / 750) if size else 1600
+                if size is None:
+                    images += 1600
+                elif url:  # OpenAI's 32-px patch models (detail: high): one token a patch
+                    images += math.ceil(size[0] / 32) * math.ceil(size[1] / 32)
+                else:  # Anthropic: width x height / 750
+                    images += math.ceil(size[0] * size[1] / 750)
                 return
             for k, v in x.items():
                 if k not in (

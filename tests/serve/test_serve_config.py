@@ -110,7 +110,7 @@ def test_summary_stays_out_of_recovery():
         (["serve", "--budget-ratio", "2"], "budget_ratio must be in (0, 1]"),
         (["serve", "--window", "gpt-4o"], "--window takes MODEL=TOKENS"),
         (["serve", "--window", "gpt-4o=-5"], "--window takes MODEL=TOKENS"),
-        (["serve", "--config", "/nonexistent/serve.toml"], "No such file"),
+        (["serve", "--config", "/nonexistent/serve.toml"], "does not exist"),
         (
             ["serve", "--openai-upstream", "https://k:s@api.openai.com"],
             "must not carry credentials",

@@ -156,11 +156,11 @@ def _to_openai(h: History) -> History:
         out.append(Message("system", (Text(h.system_text),)))
     for m in h.messages:
         if m.role == "system":  # Chat Completions and Responses both have system/developer
-            texts, lost = _keep(m.blocks, (Text,))
+            system_blocks, lost = _keep(m.blocks, (Text,))
             dropped += lost
             role = m.raw.get("role") if m.raw is not None else None
             raw = MappingProxyType({"role": role if role in ("system", "developer") else "system"})
-            out.append(Message("system", tuple(_fresh(b) for b in texts), raw=raw))
+            out.append(Message("system", tuple(_fresh(b) for b in system_blocks), raw=raw))
             continue
         if m.role == "assistant":
             blocks, lost = _keep(m.blocks, (Text, ToolCall))

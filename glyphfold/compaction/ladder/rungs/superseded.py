@@ -66,6 +66,17 @@ _SHELL_TOOLS = frozenset(
     {"bash", "execute_bash", "shell", "run", "run_command", "terminal", "exec", "sh", "cmd"}
 )
 _SHELL_READS = frozenset({"cat", "head", "tail", "nl", "less", "more", "bat"})
+_SHELL_ACTS = _SHELL_READS | {"sed", "tee", "rm"}
+_QUOTING = re.compile(r"[\"'\\]")
+
+
+def _may_act(part: str) -> bool:
+    """False when the first word of ``part`` is surely no program that reads or writes:
+    without quotes or backslashes in it, shlex's first word is that word itself."""
+    first = part.split(None, 1)
+    if not first:
+        return False
+    return _QUOTING.search(first[0]) is not None or first[0] in _SHELL_ACTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +128,8 @@ def _shell_action(
         (writes if m.group(1) == ">" else edits).append(_norm_path(m.group(2)))
     whole = False
     for part in re.split(r"&&|\|\||;|\|", command):
+        if not _may_act(part):
+            continue  # shlex costs ~4 ms on a long line: only parts that may act pay it
         try:
             words = shlex.split(part, posix=True)
         except ValueError:

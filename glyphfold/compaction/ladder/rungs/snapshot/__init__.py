@@ -203,6 +203,7 @@ class Snapshot:
         ctx: RungContext,
         costs: tuple[int, ...],
         users_as_text: str = "none",
+        pieces: dict[tuple[int, int], str] | None = None,
     ) -> tuple[list[Unit], Source]:
         kept = kept_steps(history, reg, ctx)
         users = [s.start for s in reg.middle_steps if s.kind == "user"]
@@ -221,7 +222,7 @@ class Snapshot:
             # an earlier pass's snapshot that is not kept (frozen) is rendered again
             earlier = not keep and any(is_snapshot(m) for m in history.messages[s.start : s.end])
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
-        return units, Source(imaged, tool_names(history), self.config.transcript)
+        return units, Source(imaged, tool_names(history), self.config.transcript, shared=pieces)
 
     def _page_cap(self, history: History, reg: Regions, units: list[Unit], profile: Profile) -> int:
         msgs = history.messages
@@ -261,11 +262,13 @@ class Snapshot:
         ctx: RungContext,
         shape: str | None = None,
         users_as_text: str = "none",
+        pieces: dict[tuple[int, int], str] | None = None,
     ) -> tuple[Planner, BuildInput] | None:
         """The planner and build input for one choice of tail, shape and user messages
-        (None: nothing to image)."""
+        (None: nothing to image). ``pieces``: the transcript piece cache the choices of
+        one call share (a message's transcript does not depend on the choice)."""
         costs = ctx.message_costs(history)
-        units, source = self._units(history, reg, ctx, costs, users_as_text)
+        units, source = self._units(history, reg, ctx, costs, users_as_text, pieces)
         if not source.messages:
             return None  # no middle, or only kept steps in it
         profile = ctx.profile
@@ -336,11 +339,12 @@ class Snapshot:
         # the last choice images the most: when even it cannot hold the middle losslessly,
         # none can, and the words are cut there at once (no plan of the others is made)
         reg, shape, users = choices[-1]
-        widest = self._setup(history, reg, ctx, shape, users)
+        pieces: dict[tuple[int, int], str] = {}  # each message's transcript, built once
+        widest = self._setup(history, reg, ctx, shape, users, pieces)
         hopeless = widest is not None and len(choices) > 1 and widest[0].lossless() is None
         for k, (reg, shape, users) in enumerate([] if hopeless else choices):
             last = k == len(choices) - 1
-            setup = widest if last else self._setup(history, reg, ctx, shape, users)
+            setup = widest if last else self._setup(history, reg, ctx, shape, users, pieces)
             if setup is None:
                 continue
             found = self._fit(*setup, ctx, lossy=False)

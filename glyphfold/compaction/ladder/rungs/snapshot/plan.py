@@ -95,6 +95,9 @@ class Plan:
     first: int = 0  # the units before it stay text (a lossless plan that starts later)
 
 
+_NONE = Treatment()  # nothing shortened (read only)
+
+
 class Planner:
     """Chooses the imaged prefix and the treatment that fit ``target`` tokens."""
 
@@ -131,6 +134,8 @@ class Planner:
         self._least = earlier[-1] + 1 if earlier else 1
         self._latest = earlier[0] if earlier else len(self.units)  # no later first
         self._full_plans: dict[tuple[int, ...], Any] = {}
+        # unit texts by (unit, level of each of its messages; () for all at 0)
+        self._unit_texts: dict[tuple[int, tuple[int, ...]], str] = {}
         self._overheads: dict[tuple[int, ...], int] = {}
         self.full_runs = self.runs_of(len(self.units))
         self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
@@ -153,8 +158,13 @@ class Planner:
         return [tuple(r) for r in runs]
 
     def _unit_text(self, k: int, treat: Treatment) -> str:
-        levels = treat.levels
-        text, _ = join([self.source.piece(p, levels.get(p, 0)) for p in self.units[k].positions])
+        positions = self.units[k].positions
+        levels = tuple(treat.levels.get(p, 0) for p in positions) if treat.levels else ()
+        text = self._unit_texts.get((k, levels))
+        if text is None:
+            at = levels or (0,) * len(positions)
+            text = join([self.source.piece(p, lv) for p, lv in zip(positions, at, strict=True)])[0]
+            self._unit_texts[(k, levels)] = text
         if treat.cut is not None and treat.cut[0] == k and text:
             cut = min(treat.cut[1], len(text))
             text = cut_marker(cut) + text[cut:]
@@ -167,7 +177,7 @@ class Planner:
         full: list[str] = []
         gap_msgs = gap_chars = 0
         for k in run:
-            whole = self._unit_text(k, Treatment())
+            whole = self._unit_text(k, _NONE)
             if not self.units[k].positions or not whole:
                 continue  # a bridge or an acknowledgement: no text, nothing on the pages
             full.append(whole)

@@ -76,19 +76,27 @@ class Source:
     """Transcript pieces of the imaged messages, by position, level and elision (cached)."""
 
     def __init__(
-        self, messages: Sequence[Message], names: dict[str, str], config: TranscriptConfig
+        self,
+        messages: Sequence[Message],
+        names: dict[str, str],
+        config: TranscriptConfig,
+        *,
+        shared: dict[tuple[int, int], str] | None = None,
     ) -> None:
         self.messages = list(messages)
         self.names = names
         self.config = config
-        self._cache: dict[tuple[int, int], str] = {}
+        # pieces by (id of the message, level): ``shared`` lets the Sources of one rung
+        # call (one per tail tried) build each message's piece once; the messages are
+        # the caller's history, alive as long as the dict
+        self._cache: dict[tuple[int, int], str] = {} if shared is None else shared
         self.tool_output = [has_tool_output(m) for m in self.messages]
 
     def piece(self, pos: int, level: int = 0) -> str:
         """Piece of message ``pos`` at ``level`` (LEVELS + 1: elided)."""
         if not self.tool_output[pos]:
             level = 0
-        key = (pos, level)
+        key = (id(self.messages[pos]), level)
         text = self._cache.get(key)
         if text is None:
             elided = level > LEVELS

@@ -1,0 +1,177 @@
+"""``compact`` to 16k tokens on synthetic histories, and on real sessions (issue 22).
+
+Run: ``python benchmarks/bench_compact.py [--sizes 1000,10000] [--rounds 3]
+[--baseline DIR] [--real DIR]``. Every measurement is a fresh process (its CPU time
+and peak RSS from ``getrusage``) of one tree: this checkout and, with
+``--baseline``, another glyphfold source tree (e.g. ``git archive <commit> | tar -x``)
+run in the same interleaved rounds, so ratios survive a loaded machine.
+
+Synthetic history: ``n`` messages of about 1,000 chars each (a user request, then
+assistant text + one tool call, tool result, ...), Anthropic format; a warm process
+(``warm_up`` and one small compact first). Each process
+warms up (kernels, fonts) on a small compact, then times ``compact(h, budget=16000)``
+and renders the text its snapshot pages show, to compare the compaction with the
+render of what it produces. ``--real DIR`` compacts every session there at half
+its estimate (one process per tree; per-session milliseconds, median/p90/max).
+Figures and commands: benchmarks/README.md ("compact to 16k").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+SYNTH = r"""
+import random
+def synth(n, chars=1000, seed=0):
+    rnd = random.Random(seed)
+    words = ("the of and to in is for on with as by at from file error def return import "
+             "class self value test line path result data call").split()
+    def txt(k):
+        out, size = [], 0
+        while size < k:
+            w = rnd.choice(words)
+            out.append(w)
+            size += len(w) + 1
+        s = " ".join(out)
+        return "\n".join(s[i:i + 80] for i in range(0, len(s), 80))[:k]
+    msgs = [{"role": "user", "content": txt(chars)}]
+    i = 0
+    while len(msgs) < n:
+        cid = f"call_{i}"
+        msgs.append({"role": "assistant", "content": [
+            {"type": "text", "text": txt(chars // 2)},
+            {"type": "tool_use", "id": cid, "name": "bash", "input": {"cmd": txt(chars // 2)}}]})
+        msgs.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": cid, "content": txt(chars)}]})
+        i += 1
+    msgs = msgs[:n]
+    if msgs[-1]["role"] == "assistant":
+        msgs.append({"role": "user", "content": "continue"})
+    return {"system": "You are an agent.", "messages": msgs}
+"""
+
+CHILD = (
+    SYNTH
+    + r"""
+import json, resource, sys, time
+import glyphfold
+from glyphfold.render.api import render_text
+n, budget = int(sys.argv[1]), int(sys.argv[2])
+h = synth(n)
+glyphfold.warm_up()  # a harness's start-up: kernels, fonts, atlas
+glyphfold.compact(synth(60), budget=3000)
+t0 = time.process_time()
+r = glyphfold.compact(h, budget=budget)
+t_compact = time.process_time() - t0
+msgs = r.messages["messages"] if isinstance(r.messages, dict) else r.messages
+sources = [m["x_glyphfold"]["source"] for m in msgs
+           if isinstance(m, dict) and isinstance(m.get("x_glyphfold"), dict)
+           and "source" in m["x_glyphfold"]]
+t0 = time.process_time()
+pages = sum(len(render_text(s, reflow=True, collapse=True).pages) for s in sources)
+t_render = time.process_time() - t0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"compact_s": t_compact, "render_s": t_render, "pages": len(r.pages),
+                  "rendered_pages": pages, "tokens_after": r.tokens_after, "rss_mib": rss}))
+"""
+)
+
+REAL = r"""
+import glob, json, sys, time
+from pathlib import Path
+import glyphfold
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+glyphfold.warm_up()
+out = {}
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    try:
+        h = json.load(open(f))
+        est = estimate_history_tokens(h)
+    except Exception:
+        continue
+    t0 = time.perf_counter()
+    try:
+        glyphfold.compact(h, budget=max(1, est // 2))
+    except glyphfold.ContextOverflowError:
+        pass
+    except Exception as exc:  # a session the tree cannot read: skipped, named
+        print(f"skip {f}: {exc}", file=sys.stderr)
+        continue
+    out[Path(f).name] = (time.perf_counter() - t0) * 1000
+print(json.dumps(out))
+"""
+
+
+def run(tree: Path, code: str, *args: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tree),
+        timeout=3600,
+        check=True,
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--budget", type=int, default=16000)
+    ap.add_argument(
+        "--baseline", type=Path, action="append", default=[], help="another glyphfold tree"
+    )
+    ap.add_argument("--real", type=Path, default=None, help="folder of real sessions")
+    args = ap.parse_args(argv)
+    here = Path(__file__).resolve().parents[1]
+    trees = {"this": here}
+    for k, tree in enumerate(args.baseline):
+        trees[f"base{k + 1}" if len(args.baseline) > 1 else "baseline"] = tree.resolve()
+    print(f"load average at start: {os.getloadavg()}")
+    for n in (int(s) for s in args.sizes.split(",") if s):
+        got: dict[str, list[dict]] = {k: [] for k in trees}
+        for _ in range(args.rounds):
+            for name, tree in trees.items():  # interleaved rounds
+                got[name].append(run(tree, CHILD, str(n), str(args.budget)))
+        for name, rows in got.items():
+            c = statistics.median(r["compact_s"] for r in rows)
+            rd = statistics.median(r["render_s"] for r in rows)
+            rss = max(r["rss_mib"] for r in rows)
+            print(
+                f"n={n:>7,} {name:>8}: compact {c:7.2f} s CPU (median of {len(rows)}), "
+                f"render of its pages {rd:6.2f} s ({rows[0]['rendered_pages']} pages, "
+                f"compact/render {c / max(rd, 1e-9):5.1f}x), tokens_after "
+                f"{rows[0]['tokens_after']:,}, peak RSS {rss:,.0f} MiB"
+            )
+        b = statistics.median(r["compact_s"] for r in got["this"])
+        for name in got:
+            if name != "this":
+                a = statistics.median(r["compact_s"] for r in got[name])
+                print(f"n={n:>7,} speed-up this vs {name}: {a / b:.2f}x")
+    if args.real is not None:
+        for name, tree in trees.items():
+            ms = list(run(tree, REAL, str(args.real)).values())
+            print(
+                f"real sessions {name:>8}: {len(ms)} sessions, median {statistics.median(ms):.0f}"
+                f" ms, p90 {pct(ms, 0.9):.0f} ms, max {max(ms):.0f} ms"
+            )
+    print(f"load average at end: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
