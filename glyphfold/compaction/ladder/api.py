@@ -73,6 +73,10 @@ def _format(history: Any, format: FormatArg, profile: Profile) -> FormatArg:
     guess (a bare list was OpenAI and got ``image_url`` pages an Anthropic model refuses)."""
     if format != "auto" or format_evidence(history) is not None:
         return format
+    if isinstance(history, list) and any(
+        isinstance(m, Mapping) and m.get("role") in ("system", "developer") for m in history
+    ):
+        return format  # a system message in the list: Chat Completions, never Anthropic
     by_provider = {OPENAI: OPENAI, ANTHROPIC: ANTHROPIC}
     return by_provider.get(profile.provider, format)  # type: ignore[return-value]
 
