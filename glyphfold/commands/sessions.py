@@ -15,7 +15,11 @@ DESCRIPTION = """\
 List the conversations in a transcript store: id, title, wire format, stored
 messages (every branch), branches, live checkpoints, last update (UTC).
 Reference: docs/cli.md#sessions, docs/store.md."""
-EPILOG = "exit codes: 0 listed (also an empty store); 2 no store at --db, or a bad --db"
+EPILOG = (
+    "exit codes: 0 listed (also an empty store); 1 listed, but some conversations are "
+    "damaged (marked, and named on stderr); 2 no store at --db, a bad --db, or every "
+    "conversation damaged"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from glyphfold.commands._term import escape, print_json, say
+    from glyphfold.commands._term import escape, note, print_json, say
     from glyphfold.commands.store_view import open_existing, use_rich, when
     from glyphfold.compaction.store.url import parse_store_url
     from glyphfold.errors import NotFoundError
@@ -36,34 +40,34 @@ def run(args: argparse.Namespace) -> int:
         raise NotFoundError(msg)
     with store:
         where = store.where
-        convs: list[dict[str, Any]] = [
-            {
-                "id": c.id,
-                "title": c.title,
-                "format": c.format,
-                "messages": c.message_count,
-                "branches": len(store.branches(c.id)),
-                "checkpoints": sum(not cp.dropped for cp in store.checkpoints(c.id)),
-                "created_at": c.created_at,
-                "updated_at": c.updated_at,
-                "forked_from": c.forked_from,
-            }
-            for c in store.conversations()
-        ]
+        convs = [_row(store, c) for c in store.conversations()]
+    damaged = [c for c in convs if c["damaged"] is not None]
+    if damaged and len(damaged) == len(convs):
+        raise damaged[0]["error"]  # nothing healthy to list: the one-line error
+    for c in convs:
+        del c["error"]
+    if damaged:
+        # the healthy conversations are listed; the damaged ones are marked (exit 1)
+        first = damaged[0]
+        note(
+            f"{len(damaged):,} of {len(convs):,} conversations cannot be read: conversation "
+            f"{first['id'][:12]} is damaged {first['damaged']}"
+        )
+    code = 1 if damaged else 0
     if args.json:
         print_json({"store": where, "conversations": convs})
-        return 0
+        return code
     if not convs:
         say(f"{where}: no conversations yet")
-        return 0
+        return code
     rows = [
         (
             c["id"][:12],
             escape(c["title"] or ""),
             c["format"] or "-",
             f"{c['messages']:,}",
-            f"{c['branches']:,}",
-            f"{c['checkpoints']:,}",
+            "damaged" if c["damaged"] else f"{c['branches']:,}",
+            "damaged" if c["damaged"] else f"{c['checkpoints']:,}",
             when(c["updated_at"]),
         )
         for c in convs
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         for r in rows:
             table.add_row(*(Text(v) for v in r))  # Text: stored titles are never markup
         Console().print(table)
-        return 0
+        return code
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
 
     def fmt(values: Sequence[str]) -> str:
@@ -104,4 +108,30 @@ def run(args: argparse.Namespace) -> int:
 
     lines = [f"{where}: {len(rows):,} conversation{'s' if len(rows) != 1 else ''}", fmt(heads)]
     say("\n".join([*lines, *map(fmt, rows)]))
-    return 0
+    return code
+
+
+def _row(store: Any, c: Any) -> dict[str, Any]:
+    """One conversation's listing; a damaged one is listed with the damage, not raised."""
+    from glyphfold.errors import CorruptStoreError
+
+    row: dict[str, Any] = {
+        "id": c.id,
+        "title": c.title,
+        "format": c.format,
+        "messages": c.message_count,
+        "branches": None,
+        "checkpoints": None,
+        "created_at": c.created_at,
+        "updated_at": c.updated_at,
+        "forked_from": c.forked_from,
+        "damaged": None,
+        "error": None,
+    }
+    try:
+        row["branches"] = len(store.branches(c.id))
+        row["checkpoints"] = sum(not cp.dropped for cp in store.checkpoints(c.id))
+    except CorruptStoreError as exc:
+        row["damaged"] = str(exc).partition(" is damaged ")[2] or str(exc)
+        row["error"] = exc
+    return row

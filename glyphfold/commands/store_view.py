@@ -67,7 +67,7 @@ def open_existing(url: str | None) -> Store | None:
     local = parsed.backend == "sqlite" and parsed.target != ":memory:"
     if local and not Path(parsed.target).expanduser().exists():
         return None
-    return open_store(url)
+    return open_store(url, reading=True)
 
 
 def pick_conversation(store: Store, prefix: str | None) -> str:

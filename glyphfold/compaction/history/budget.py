@@ -38,7 +38,7 @@ RECOVERY_FRACTION = 2 / 3
 
 
 def recovery_target(estimate: int) -> int:
-    """The reactive-recovery target for a history of ``estimate`` tokens (SPEC §3.6)."""
+    """The reactive-recovery target for a history of ``estimate`` tokens (docs/spec.md §3.6)."""
     return math.floor(estimate * RECOVERY_FRACTION)
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, TypeVar
 
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.model import (
     ANTHROPIC,
     BEDROCK,
@@ -34,6 +35,7 @@ from glyphfold.compaction.history.model import (
 )
 from glyphfold.compaction.history.wire import (
     envelope_format,
+    format_of_model,
     message_signal,
     messages_key,
     parse_entries,
@@ -49,6 +51,7 @@ __all__ = [
     "WireHistory",
     "coerce",
     "detect_format",
+    "format_evidence",
     "parse_message",
     "to_canonical",
     "to_wire",
@@ -80,7 +83,19 @@ def detect_format(history: Any) -> str:
     return _detect(history, messages, top_signal)
 
 
-def _detect(history: Any, messages: Sequence[Any], top_signal: str | None) -> str:
+def format_evidence(history: Any) -> str | None:
+    """The format ``history`` itself shows (a format-only key or block, glyphfold's stamp on
+    its markers, the request's model name), or None for plain text any format could be."""
+    if isinstance(history, History):
+        return history.format
+    history, _ = _plain(history)
+    messages, top_signal = _unwrap(history)
+    return _detect(history, messages, top_signal, default=False)
+
+
+def _detect(
+    history: Any, messages: Sequence[Any], top_signal: str | None, *, default: bool = True
+) -> Any:
     found: str | None = top_signal
     found_at: int | None = None
     for i, m in enumerate(messages):
@@ -96,11 +111,40 @@ def _detect(history: Any, messages: Sequence[Any], top_signal: str | None) -> st
                 f"{where} is {found} format; convert it to one format"
             )
             raise HistoryFormatError(msg, index=i)
-    # Plain user/assistant text is valid in several formats; a bare list is most
-    # often OpenAI Chat Completions, a dict envelope with 'messages' most often Anthropic.
+    # Plain user/assistant text is valid in several formats. What can still tell: the
+    # format glyphfold stamped on its own markers (a compacted history keeps its format
+    # on the next pass), then the request's model name; failing both, a bare list is
+    # most often OpenAI Chat Completions, a dict envelope with 'messages' Anthropic.
     if found is None:
+        found = _plain_text_guess(history, messages, default=default)
+    return found
+
+
+def _plain_text_guess(history: Any, messages: Sequence[Any], *, default: bool = True) -> Any:
+    """The format of a history without a format-only key or block (see :func:`_detect`)."""
+    found = _stamped_format(messages)
+    if found is None and isinstance(history, Mapping):
+        found = format_of_model(history.get("model"), messages_key(history) or "messages")
+    if found is None and default:
         found = ANTHROPIC if isinstance(history, Mapping) else OPENAI
     return found
+
+
+def _stamped_format(messages: Sequence[Any]) -> str | None:
+    """The format stamped on glyphfold's own marker messages by :func:`to_wire`, if any."""
+    for m in messages:
+        meta = m.get(X_KEY) if type(m) is dict or isinstance(m, Mapping) else None
+        if isinstance(meta, Mapping) and meta.get("format") in FORMATS:
+            return str(meta["format"])
+    return None
+
+
+def _stamp(entry: Any, fmt: str) -> Any:
+    """A marker's wire entry with its format under ``x_glyphfold`` (a copy; others as-is)."""
+    meta = entry.get(X_KEY) if type(entry) is dict else None
+    if not isinstance(meta, Mapping) or meta.get("format") == fmt:
+        return entry
+    return {**entry, X_KEY: {**meta, "format": fmt}}
 
 
 def _unwrap(history: Any) -> tuple[Sequence[Any], str | None]:
@@ -139,7 +183,7 @@ def _parse_auto(
     history: Any, messages: Sequence[Any], top_signal: str | None
 ) -> tuple[str, tuple[Message, ...]]:
     """Detect and parse in one pass (the common case); fall back to two passes on a switch."""
-    guess = top_signal or (ANTHROPIC if isinstance(history, Mapping) else OPENAI)
+    guess = top_signal or _plain_text_guess(history, messages)
     fmt = wire_format(guess)
     if fmt.parse_messages is not None:  # list-level formats: detect first (mixing raises)
         name = _detect(history, messages, top_signal)
@@ -253,7 +297,8 @@ def to_wire(history: History) -> list[Any] | dict[str, Any]:
         wire: list[Any] | dict[str, Any] = history._wire
         return wire
     wf = wire_format(history.format)
-    messages = serialise_entries(wf, history.messages)
+    # glyphfold's markers carry the format, so plain text is detected alike next pass
+    messages = [_stamp(e, history.format) for e in serialise_entries(wf, history.messages)]
     if history.envelope == "list":
         return messages
     out: dict[str, Any] = {}

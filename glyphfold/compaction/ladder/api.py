@@ -33,7 +33,8 @@ from typing import Any
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.budget import effective_context_budget, recovery_target
 from glyphfold.compaction.history.events import EventBus, OverflowRecovery
-from glyphfold.compaction.history.messages import FormatArg, HistoryT, coerce
+from glyphfold.compaction.history.messages import FormatArg, HistoryT, coerce, format_evidence
+from glyphfold.compaction.history.model import ANTHROPIC, OPENAI
 from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, ImagePolicy, TokenCounter
 from glyphfold.compaction.ladder.loop import (
     LadderRun,
@@ -64,6 +65,20 @@ from glyphfold.errors import ContextOverflowError, InputError
 from glyphfold.render.profiles import Profile, get_profile
 
 __all__ = ["compact", "floor_tokens", "recover", "shake", "transcript_of"]
+
+
+def _format(history: Any, format: FormatArg, profile: Profile) -> FormatArg:
+    """The format to read ``history`` as: plain text any format could be is read as the
+    format of the provider that will read the pages (the profile), not the container's
+    guess (a bare list was OpenAI and got ``image_url`` pages an Anthropic model refuses)."""
+    if format != "auto" or format_evidence(history) is not None:
+        return format
+    if isinstance(history, list) and any(
+        isinstance(m, Mapping) and m.get("role") in ("system", "developer") for m in history
+    ):
+        return format  # a system message in the list: Chat Completions, never Anthropic
+    by_provider = {OPENAI: OPENAI, ANTHROPIC: ANTHROPIC}
+    return by_provider.get(profile.provider, format)  # type: ignore[return-value]
 
 
 def _ladder_run(
@@ -157,13 +172,14 @@ def compact(
     built = build_rungs(
         rungs, config=cfg, allowed=DEFAULT_RUNGS, summarizer=summarizer, renderer=renderer
     )
-    h, restore = coerce(history, format=format)
+    prof = get_profile(profile)
+    h, restore = coerce(history, format=_format(history, format, prof))
     run = _ladder_run(
         cfg,
         built,
         target=budget - reserve,
         budget=budget,
-        profile=get_profile(profile),
+        profile=prof,
         pins=pins,
         dry_run=dry_run,
         counter=counter,
@@ -199,8 +215,8 @@ def recover(
     explaining why when the target cannot be reached. ``image_policy`` as for
     :func:`compact`.
     """
-    h, restore = coerce(history, format=format)
     prof = get_profile(profile)
+    h, restore = coerce(history, format=_format(history, format, prof))
     estimate = counters(prof, counter, image_policy).count(h)
     target = recovery_target(estimate)
     if target <= 0:
@@ -265,7 +281,7 @@ def shake(
     become stubs, earlier turns' thinking is cleared, old images become placeholders.
     ``min_saving_tokens`` does not apply: the user asked for it. For the same reason
     the default elision rule is the wide one (``ElideConfig(policy="unremarkable")``:
-    every old result with no notable event), not the budget-driven SPEC §5.8 rule
+    every old result with no notable event), not the budget-driven rule of docs/spec.md §5.8
     that ``compact`` uses; pass ``config`` to choose.
     """
     cfg = config or LadderConfig(elide=ElideConfig(policy="unremarkable"))
@@ -305,7 +321,7 @@ def floor_tokens(
     format: FormatArg = "auto",
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
 ) -> int:
-    """The fewest tokens model-free compaction can bring ``history`` to (SPEC §5.7).
+    """The fewest tokens model-free compaction can bring ``history`` to (docs/spec.md §5.7).
 
     The head, the newest real user message, the newest step and pinned steps, with
     the breadcrumbs that mark where the rest was dropped. ``recover()`` reaches two

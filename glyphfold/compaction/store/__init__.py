@@ -58,6 +58,7 @@ def open_store(
     *,
     bus: EventBus | None = None,
     lock_timeout_s: float | None = None,
+    reading: bool = False,
 ) -> Store:
     """Open (creating or upgrading if needed) the store at ``url``.
 
@@ -67,12 +68,18 @@ def open_store(
     (:class:`CheckpointDropped`) go to ``bus`` or core's process-wide bus.
     ``lock_timeout_s`` (default: the URL's ``?lock_timeout_s=``, else 30) bounds
     how long a write waits behind another writer before ``LockTimeoutError``.
+    ``reading=True`` (the read commands): the file's journal mode is left as it is (a
+    backup or ``VACUUM INTO`` copy in rollback-journal mode is not switched to WAL,
+    which would rewrite its header).
     """
-    return Store(open_backend(url, lock_timeout_s=lock_timeout_s), bus=bus)
+    return Store(open_backend(url, lock_timeout_s=lock_timeout_s, reading=reading), bus=bus)
 
 
 def open_backend(
-    url: str | os.PathLike[str] | None = None, *, lock_timeout_s: float | None = None
+    url: str | os.PathLike[str] | None = None,
+    *,
+    lock_timeout_s: float | None = None,
+    reading: bool = False,
 ) -> Backend:
     """The raw backend (connection + transactions) behind a store URL, schema untouched."""
     if lock_timeout_s is not None:
@@ -81,7 +88,7 @@ def open_backend(
     if parsed.backend == "sqlite":
         from glyphfold.compaction.store.sqlite import SQLiteBackend
 
-        return SQLiteBackend(parsed, lock_timeout_s=lock_timeout_s)
+        return SQLiteBackend(parsed, lock_timeout_s=lock_timeout_s, reading=reading)
     if parsed.backend == "postgresql":
         from glyphfold.compaction.store.postgres import PostgresBackend
 

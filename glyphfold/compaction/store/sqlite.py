@@ -27,11 +27,26 @@ from typing import Any
 
 from glyphfold.compaction.store.backend import Backend, Tx
 from glyphfold.compaction.store.url import DEFAULT_LOCK_TIMEOUT_S, StoreURL
-from glyphfold.errors import CorruptStoreError, LockTimeoutError, StoreError
+from glyphfold.errors import CorruptStoreError, LockTimeoutError, NotFoundError, StoreError
 
 _BUSY_TIMEOUT_MS = 5
 # primary result codes (sqlite3 exceptions carry the extended code)
 _BUSY, _LOCKED, _READONLY, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 6, 8, 11, 13, 14, 26
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _checked(params: Sequence[Any]) -> Sequence[Any]:
+    """``params``, or NotFoundError for an int SQLite cannot hold (no row can have it)."""
+    for p in params:
+        if type(p) is int and not _INT64[0] <= p <= _INT64[1]:
+            msg = (
+                f"no row has id {p}: stored ids are 64-bit integers "
+                f"({_INT64[0]:,} to {_INT64[1]:,})"
+            )
+            raise NotFoundError(msg)
+    return params
 
 
 class _SQLiteTx(Tx):
@@ -41,15 +56,15 @@ class _SQLiteTx(Tx):
 
     def all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with _errors(self._where):
-            return self._conn.execute(sql, params).fetchall()
+            return self._conn.execute(sql, _checked(params)).fetchall()
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         with _errors(self._where):
-            return self._conn.execute(sql, params).rowcount
+            return self._conn.execute(sql, _checked(params)).rowcount
 
     def insert(self, sql: str, params: Sequence[Any] = ()) -> int:
         with _errors(self._where):
-            return self._conn.execute(sql + " RETURNING id", params).fetchone()[0]
+            return self._conn.execute(sql + " RETURNING id", _checked(params)).fetchone()[0]
 
 
 def _code(exc: sqlite3.Error) -> int:
@@ -107,8 +122,11 @@ class SQLiteBackend(Backend):
     dialect = "sqlite"
     tables_sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
 
-    def __init__(self, url: StoreURL, *, lock_timeout_s: float | None = None) -> None:
+    def __init__(
+        self, url: StoreURL, *, lock_timeout_s: float | None = None, reading: bool = False
+    ) -> None:
         self._path = url.target
+        self._reading = reading  # a read command: leave the journal mode alone
         if lock_timeout_s is None:
             lock_timeout_s = float(url.options.get("lock_timeout_s", DEFAULT_LOCK_TIMEOUT_S))
         self.lock_timeout_s = lock_timeout_s
@@ -185,7 +203,7 @@ class SQLiteBackend(Backend):
         return conn
 
     def on_schema_ok(self) -> None:
-        if self.read_only:
+        if self.read_only or self._reading:
             return
         with _errors(self.where):
             self._conn.execute("PRAGMA journal_mode=WAL")

@@ -38,6 +38,7 @@ __all__ = [
     "Envelope",
     "WireFormat",
     "envelope_format",
+    "format_of_model",
     "join_envelope",
     "message_signal",
     "messages_key",
@@ -99,6 +100,9 @@ class WireFormat:
     # a message with tool calls must come right after a user-side message (Gemini)
     calls_follow_user: bool = False
     cache_marker: CacheMarker | None = None  # None: the format takes no breakpoint
+    # model names that speak this format (a plain-text body {"model": ..., "messages":
+    # [...]} is detected by them: the shapes alone fit several formats)
+    model_prefixes: tuple[str, ...] = ()
     # envelope keys (besides the messages and the system prompt) whose content the
     # provider puts in the model's context and bills: tool schemas, tool configuration
     context_keys: tuple[str, ...] = ()
@@ -133,6 +137,7 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         system_keys=(),
         label="OpenAI Chat Completions",
         system_in_messages=True,
+        model_prefixes=("gpt-", "chatgpt-", "o1", "o3", "o4"),
         context_keys=("tools", "functions", "response_format"),
         cache_marker=CacheMarker("cache_control", _EPHEMERAL, explicit_only=True),
         text_part=MappingProxyType({"type": "text"}),
@@ -149,6 +154,7 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         label="Anthropic Messages",
         user_first=True,
         alternating=True,
+        model_prefixes=("claude",),
         context_keys=("tools",),
         cache_marker=CacheMarker("cache_control", _EPHEMERAL),
         text_part=MappingProxyType({"type": "text"}),
@@ -234,6 +240,17 @@ def envelope_format(history: Mapping[str, Any]) -> str | None:
     for name in _ENVELOPE_ORDER:
         if WIRE_FORMATS[name].envelope_signal(history):
             return name
+    return None
+
+
+def format_of_model(model: Any, messages_key: str = "messages") -> str | None:
+    """The format a request for ``model`` under ``messages_key`` speaks (None: unknown)."""
+    if not isinstance(model, str):
+        return None
+    name = model.lower().rpartition("/")[2]  # "openai/gpt-4o" (gateways) -> "gpt-4o"
+    for f in _ORDER:
+        if f.messages_key == messages_key and name.startswith(f.model_prefixes or ("\0",)):
+            return f.name
     return None
 
 
