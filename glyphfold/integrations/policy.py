@@ -103,9 +103,9 @@ class CompactionPolicy:
     ``low`` times itself, :data:`~glyphfold.compaction.ladder.compactor.DEFAULT_LOW_WATERMARK`;
     with a trigger, to the budget). :meth:`compactor_for` gives the conversation's
     :class:`~glyphfold.Compactor` for a profile; :meth:`fit` / :meth:`afit` use it.
-    ``counter`` prices
-    the request (default: the estimate under the profile). ``profile`` is the
-    provider profile; None takes it from the model the framework is about to call
+    ``counter`` prices the request (default: the estimate under the profile).
+    ``profile`` is the provider profile; None takes it from the model the framework
+    is about to call
     (:func:`~glyphfold.integrations.model_profile.profile_for_model`), falling back to
     ``default_profile`` with a warning. ``on_compact`` receives every
     :class:`~glyphfold.CompactionResult`. The other options go to
