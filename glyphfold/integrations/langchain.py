@@ -7,11 +7,20 @@
 
     agent = create_agent(model, tools, middleware=[GlyphfoldMiddleware(budget=100_000)])
 
-Before each model call the middleware prices the agent's messages; past the trigger it
-compacts them (``before_model`` / ``abefore_model``; the async hook runs the ladder in a
-worker thread) and replaces the state's messages, like LangChain's own
-``SummarizationMiddleware``. :func:`glyphfold_pre_model_hook` does the same as a
-LangGraph node (``create_react_agent(..., pre_model_hook=...)`` or any graph).
+Before each model call the middleware hands the agent's messages to the conversation's
+:class:`~glyphfold.Compactor` (SPEC §5.10, issue 19): past the trigger it compacts them
+to a lower target, and between compactions it sends its previous compacted history byte
+for byte plus the new messages, so the provider's prompt cache keeps hitting (the async
+hooks run the ladder in a worker thread).
+
+``mode="request"`` (the default) compacts only what is sent (``wrap_model_call``): the
+thread's state keeps every message, so checkpoints, other nodes and a later reader see
+the whole conversation, and nothing glyphfold does is irreversible. ``mode="state"``
+replaces the state's messages with the compacted ones (``before_model``), like
+LangChain's own ``SummarizationMiddleware``: smaller checkpoints, the originals gone
+(their text lives on in the snapshot's source). :func:`glyphfold_pre_model_hook` does
+the same as a LangGraph node (``create_react_agent(..., pre_model_hook=...)``; in
+``"request"`` mode it returns ``llm_input_messages``, what the model receives).
 
 LangChain messages map to glyphfold's model directly, with no lossy conversion:
 unchanged messages come back as the very same objects; a changed one is a copy of the
@@ -60,7 +69,7 @@ from glyphfold.compaction.history.model import (
     ToolResult,
     Unknown,
 )
-from glyphfold.errors import HistoryFormatError
+from glyphfold.errors import HistoryFormatError, InputError
 from glyphfold.integrations.policy import CompactionPolicy
 
 if TYPE_CHECKING:
@@ -235,57 +244,101 @@ def _message_is_unchanged(m: Message, origin: BaseMessage) -> bool:
 # --------------------------------------------------------------------------- the hooks
 
 
+_MODES = ("request", "state")
+
+
+def _mode(mode: object) -> str:
+    if mode not in _MODES:
+        msg = (
+            "mode must be 'request' (compact what is sent, the state stays whole) or "
+            f"'state' (replace the state's messages), got {mode!r}"
+        )
+        raise InputError(msg)
+    return str(mode)
+
+
 class GlyphfoldMiddleware(AgentMiddleware):
     """``create_agent(..., middleware=[GlyphfoldMiddleware(budget=...)])``.
 
-    Options as :class:`~glyphfold.integrations.policy.AdapterOptions`: ``budget`` or
-    ``window`` (+ ``ratio``), ``trigger``, ``profile``, ``counter`` (a RequestCounter;
-    default: the estimate), ``on_compact``, and :func:`glyphfold.compact`'s options; a
-    misspelt one raises ``InputError`` here. Without ``profile=`` the profile is the
-    model's (``ChatAnthropic`` -> ``anthropic``, ``ChatOpenAI`` -> ``openai``...), and
-    the request is priced with the tools bound to that call: both as seen by the
-    previous model call of the agent (``wrap_model_call``), since ``before_model``
-    runs before the request exists.
+    Options as :class:`~glyphfold.integrations.policy.AdapterOptions`: ``budget``
+    and/or ``window`` (+ ``ratio``), ``trigger``, ``low``, ``profile``, ``counter`` (a
+    RequestCounter; default: the estimate), ``on_compact``, and :func:`glyphfold.compact`'s
+    options; a misspelt one raises ``InputError`` here. Without ``profile=`` the profile
+    is the model's (``ChatAnthropic`` -> ``anthropic``, ``ChatOpenAI`` -> ``openai``...).
+
+    ``mode="request"`` (default): ``wrap_model_call`` compacts what is sent, priced with
+    the tools bound to that call; the state keeps every message. ``mode="state"``:
+    ``before_model`` replaces the state's messages, priced with the model and tools seen
+    by the agent's previous model call, since ``before_model`` runs before the request
+    exists. One instance is one conversation (its compactor remembers the last output).
     """
 
-    def __init__(self, budget: int | None = None, **options: Unpack[AdapterOptions]) -> None:
+    def __init__(
+        self,
+        budget: int | None = None,
+        *,
+        mode: str = "request",
+        **options: Unpack[AdapterOptions],
+    ) -> None:
         super().__init__()
+        self.mode = _mode(mode)
         self.policy = CompactionPolicy(budget, **options)
         self._model: Any = None
         self._tools: list[Any] = []
 
-    def _plan(self, state: Any) -> tuple[History, Any] | None:
-        h = to_history(state["messages"])
-        profile = self.policy.resolve_profile(self._model)
-        return (h, profile) if self.policy.over(h, self._tools, profile=profile) else None
+    # -- mode="state": the state's messages are replaced ------------------------------
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        plan = self._plan(state)
-        if plan is None:
+        if self.mode != "state":
             return None
-        h, profile = plan
-        return _changed(h, self.policy.compact(h, profile=profile, tools=self._tools), profile)
+        h = to_history(state["messages"])
+        profile = self.policy.resolve_profile(self._model)
+        return _changed(h, self.policy.fit(h, profile=profile, tools=self._tools), profile)
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        plan = self._plan(state)
-        if plan is None:
+        if self.mode != "state":
             return None
-        h, profile = plan
-        return _changed(
-            h, await self.policy.acompact(h, profile=profile, tools=self._tools), profile
-        )
+        h = to_history(state["messages"])
+        profile = self.policy.resolve_profile(self._model)
+        fitted = await self.policy.afit(h, profile=profile, tools=self._tools)
+        return _changed(h, fitted, profile)
 
-    def _seen(self, request: Any) -> None:
-        self._model = request.model
-        self._tools = tool_schemas(request.tools)
+    # -- mode="request": only what is sent is compacted --------------------------------
 
     def wrap_model_call(self, request: Any, handler: Any) -> Any:
-        self._seen(request)
-        return handler(request)
+        self._model = request.model
+        self._tools = tool_schemas(request.tools)
+        if self.mode != "request":
+            return handler(request)
+        h = to_history(request.messages)
+        profile = self.policy.resolve_profile(request.model)
+        fitted = self.policy.fit(h, profile=profile, tools=self._tools)
+        return handler(_sent(request, fitted, profile))
 
     async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-        self._seen(request)
-        return await handler(request)
+        self._model = request.model
+        self._tools = tool_schemas(request.tools)
+        if self.mode != "request":
+            return await handler(request)
+        h = to_history(request.messages)
+        profile = self.policy.resolve_profile(request.model)
+        fitted = await self.policy.afit(h, profile=profile, tools=self._tools)
+        return await handler(_sent(request, fitted, profile))
+
+
+def _sent(request: Any, fitted: Any, profile: Any) -> Any:
+    messages = _compacted(fitted, profile)
+    return request if messages is None else request.override(messages=messages)
+
+
+def _compacted(fitted: Any, profile: Any) -> list[BaseMessage] | None:
+    """The compactor's messages as LangChain messages, or None when it changed nothing."""
+    if fitted.action == "none":
+        return None
+    messages = from_history(fitted.compacted)
+    if profile is not None and _is_anthropic(profile):
+        messages = _anthropic_cache_marks(messages)
+    return messages
 
 
 def tool_schemas(tools: Sequence[Any] | None) -> list[Any]:
@@ -301,12 +354,10 @@ def tool_schemas(tools: Sequence[Any] | None) -> list[Any]:
     return out
 
 
-def _changed(h: History, result: Any, profile: Any = None) -> dict[str, Any] | None:
-    if result.history is h:
+def _changed(h: History, fitted: Any, profile: Any = None) -> dict[str, Any] | None:
+    messages = _compacted(fitted, profile)
+    if messages is None or fitted.compacted is h:
         return None
-    messages = from_history(result.history)
-    if profile is not None and _is_anthropic(profile):
-        messages = _anthropic_cache_marks(messages)
     return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
 
 
@@ -364,38 +415,39 @@ def glyphfold_pre_model_hook(
     *,
     model: Any = None,
     tools: Sequence[Any] | None = None,
+    mode: str = "request",
     **options: Unpack[AdapterOptions],
 ) -> Any:
-    """A LangGraph node (sync and async) that compacts the state's ``messages`` in place.
+    """A LangGraph node (sync and async) that compacts the state's ``messages``.
 
     Use it as ``create_react_agent(..., pre_model_hook=glyphfold_pre_model_hook(budget=...))``
-    or ``graph.add_node("compact", glyphfold_pre_model_hook(...))`` before the model node.
-    A node sees only the state: pass the graph's ``model`` (the profile is taken from it)
-    and ``tools`` (their schemas are priced with the request). Options as
+    (``mode="request"``, the default: it returns ``llm_input_messages``, what the model
+    receives, and leaves the state whole) or, with ``mode="state"``, as any graph's node
+    before the model (``graph.add_node("compact", ...)``: it replaces the state's
+    messages). A node sees only the state: pass the graph's ``model`` (the profile is
+    taken from it) and ``tools`` (their schemas are priced with the request). Options as
     :class:`GlyphfoldMiddleware`.
     """
     from langchain_core.runnables import RunnableLambda
 
+    _mode(mode)
     policy = CompactionPolicy(budget, **options)
     schemas = tool_schemas(tools)
 
-    def plan(state: Any) -> tuple[History, Any] | None:
-        h = to_history(state["messages"])
-        profile = policy.resolve_profile(model)
-        return (h, profile) if policy.over(h, schemas, profile=profile) else None
+    def out(h: History, fitted: Any, profile: Any) -> dict[str, Any]:
+        if mode == "state":
+            return _changed(h, fitted, profile) or {}
+        messages = _compacted(fitted, profile)
+        return {} if messages is None else {"llm_input_messages": messages}
 
     def hook(state: Any) -> dict[str, Any]:
-        p = plan(state)
-        if p is None:
-            return {}
-        h, profile = p
-        return _changed(h, policy.compact(h, profile=profile, tools=schemas), profile) or {}
+        h = to_history(state["messages"])
+        profile = policy.resolve_profile(model)
+        return out(h, policy.fit(h, profile=profile, tools=schemas), profile)
 
     async def ahook(state: Any) -> dict[str, Any]:
-        p = plan(state)
-        if p is None:
-            return {}
-        h, profile = p
-        return _changed(h, await policy.acompact(h, profile=profile, tools=schemas), profile) or {}
+        h = to_history(state["messages"])
+        profile = policy.resolve_profile(model)
+        return out(h, await policy.afit(h, profile=profile, tools=schemas), profile)
 
     return RunnableLambda(hook, afunc=ahook, name="glyphfold_compact")

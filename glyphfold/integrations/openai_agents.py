@@ -9,14 +9,15 @@
     result = await Runner.run(agent, "task...", run_config=config)
 
 The filter sees the Responses input items (and the instructions) right before each
-model call and returns them compacted when they pass the trigger. The SDK keeps its
-own history unfiltered and hands the filter the full input again at every call, so
-the filter remembers its last output: while the input still begins with the items it
-compacted, the next call sends that output plus the new items (the pages, hence the
-provider's prompt cache, stay put), and when that grows past the trigger it compacts
-the remembered output, whose snapshot keeps its source text (``x_glyphfold``), so
-the new pages are rendered again from text (pass N+1 never images pages). glyphfold's
-own keys are removed from what the model receives.
+model call and hands them to the conversation's :class:`~glyphfold.Compactor` (SPEC
+§5.10, issue 19). The SDK keeps its own history unfiltered and hands the filter the
+full input again at every call; each conversation's compactor (found by content: the
+one whose last input this input extends, under the same profile) remembers its last
+output: while the input extends it, the next call sends that output byte for byte plus
+the new items (the pages, hence the provider's prompt cache, stay put), and when that
+grows past the trigger it compacts to a lower target, keeping the pages already sent
+frozen and imaging the newly old items as a new block. glyphfold's own keys are
+removed from what the model receives.
 
 Needs ``pip install glyphfold[openai-agents]``.
 """
@@ -24,9 +25,7 @@ Needs ``pip install glyphfold[openai-agents]``.
 # ruff: noqa: E402  (the framework is checked by require() before it is imported)
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
+import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -39,6 +38,7 @@ from agents.run_config import ModelInputData
 
 import glyphfold
 from glyphfold.compaction.history.wire.sdk import is_sdk_object, plain
+from glyphfold.compaction.ladder.compactor import Compactor, Fitted
 from glyphfold.integrations.policy import CompactionPolicy
 
 if TYPE_CHECKING:
@@ -53,32 +53,18 @@ def _items(items: Sequence[Any]) -> list[Any]:
     return [plain(i) if is_sdk_object(i) else i for i in items]
 
 
-def _digest(item: Any) -> str:
-    text = json.dumps(item, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-@dataclasses.dataclass
-class _Memo:
-    """The last compaction: the input items it covered (digests) and what it produced."""
-
-    digests: list[str]
-    instructions: str | None
-    output: dict[str, Any]  # {"instructions"?, "input": [...]} with x_glyphfold kept
-
-
 class GlyphfoldInputFilter:
     """``RunConfig(call_model_input_filter=GlyphfoldInputFilter(budget=...))``.
 
-    Options as :class:`~glyphfold.integrations.policy.AdapterOptions` (``budget`` or
-    ``window``, ``trigger``, ``profile`` (default: the agent's model's, else
+    Options as :class:`~glyphfold.integrations.policy.AdapterOptions` (``budget``
+    and/or ``window``, ``trigger``, ``low``, ``profile`` (default: the agent's model's, else
     ``"openai"``), ``counter``, ``on_compact`` and :func:`glyphfold.compact`'s options).
     Callable sync or async: the SDK awaits it, so the ladder runs in a worker thread.
 
     One filter may serve many conversations (one ``RunConfig`` for every run, runs in
-    parallel): it remembers the last compaction of each, up to ``max_conversations``
-    (least recently used first out). A conversation is found by its content: the
-    remembered compaction whose input items the new input begins with.
+    parallel): one :class:`~glyphfold.Compactor` per conversation and profile, up to
+    ``max_conversations`` (least recently used first out). A conversation is found by
+    its content: the compactor whose last input the new input extends.
     """
 
     def __init__(
@@ -93,63 +79,60 @@ class GlyphfoldInputFilter:
             msg = f"max_conversations must be an int >= 1, got {max_conversations!r}"
             raise glyphfold.InputError(msg)
         self.max_conversations = max_conversations
-        self._memos: OrderedDict[int, _Memo] = OrderedDict()
+        self._compactors: OrderedDict[int, tuple[Any, Compactor]] = OrderedDict()
         self._next_key = 0
         self._lock = threading.Lock()
 
-    # ------------------------------------------------------------------ planning
+    # ------------------------------------------------------------------ conversations
 
-    def _find(self, digests: list[str], instructions: str | None) -> tuple[int, _Memo] | None:
-        """The conversation's memo: the longest remembered input this input begins with."""
-        best: tuple[int, _Memo] | None = None
+    def _find(self, body: dict[str, Any], profile: Any) -> tuple[Compactor, list[bytes]]:
+        """The conversation's compactor: the one whose last input this input extends
+        (longest first), under the same profile; else a new one (kept once it compacts)."""
+        key = _profile_key(profile)
+        fresh = self.policy.new_compactor(profile)
+        digests = fresh.digests(body)  # every compactor of this profile has the same seed
+        best: tuple[int, Compactor] | None = None
         with self._lock:
-            for key, memo in self._memos.items():
-                n = len(memo.digests)
+            for k, (pk, c) in self._compactors.items():
+                last = c.last_digests
+                n = len(last)
                 if (
-                    memo.instructions == instructions
-                    and n <= len(digests)
-                    and digests[:n] == memo.digests
-                    and (best is None or n > len(best[1].digests))
+                    pk == key
+                    and 0 < n <= len(digests)
+                    and digests[n - 1] == last[-1]
+                    and (best is None or n > len(best[1].last_digests))
                 ):
-                    best = (key, memo)
+                    best = (k, c)
             if best is not None:
-                self._memos.move_to_end(best[0])
-        return best
+                self._compactors.move_to_end(best[0])
+                return best[1], digests
+        return fresh, digests
 
-    def _candidate(
-        self, items: list[Any], instructions: str | None
-    ) -> tuple[dict, list[str], int | None]:
-        """The request to price: the remembered output + the new items, or the input."""
-        digests = [_digest(i) for i in items]
-        found = self._find(digests, instructions)
-        if found is not None:
-            key, memo = found
-            body: dict[str, Any] = dict(memo.output)
-            body["input"] = [*memo.output["input"], *items[len(memo.digests) :]]
-            return body, digests, key
-        body = {"input": items}
-        if instructions is not None:
-            body["instructions"] = instructions
-        return body, digests, None
-
-    def _remember(self, key: int | None, memo: _Memo) -> None:
+    def _keep(self, compactor: Compactor, profile: Any) -> None:
+        if not compactor.last_digests:
+            return  # nothing compacted yet: nothing to remember
         with self._lock:
-            if key is None or key not in self._memos:
-                key = self._next_key
-                self._next_key += 1
-            self._memos[key] = memo
-            self._memos.move_to_end(key)
-            while len(self._memos) > self.max_conversations:
-                self._memos.popitem(last=False)
+            for k, (_, c) in self._compactors.items():
+                if c is compactor:
+                    self._compactors.move_to_end(k)
+                    return
+            self._compactors[self._next_key] = (_profile_key(profile), compactor)
+            self._next_key += 1
+            while len(self._compactors) > self.max_conversations:
+                self._compactors.popitem(last=False)
 
-    def _finish(
-        self, data: Any, body: dict, digests: list[str], key: int | None, result: Any
-    ) -> Any:
-        if result is not None:
-            body = result.messages
-            self._remember(key, _Memo(digests, data.model_data.instructions, body))
-        clean = glyphfold.provider_messages(body)
-        return ModelInputData(input=clean["input"], instructions=data.model_data.instructions)
+    @staticmethod
+    def _body(data: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"input": _items(data.model_data.input)}
+        if data.model_data.instructions is not None:
+            body["instructions"] = data.model_data.instructions
+        return body
+
+    @staticmethod
+    def _finish(data: Any, fitted: Fitted[Any]) -> Any:
+        return ModelInputData(
+            input=list(fitted.messages["input"]), instructions=data.model_data.instructions
+        )
 
     def _profile(self, data: Any) -> Any:
         return self.policy.resolve_profile(getattr(data.agent, "model", None))
@@ -160,25 +143,29 @@ class GlyphfoldInputFilter:
         return self._run_async(data)
 
     async def _run_async(self, data: Any) -> Any:
-        items = _items(data.model_data.input)
-        body, digests, key = self._candidate(items, data.model_data.instructions)
+        body = self._body(data)
         profile = self._profile(data)
-        tools = _tool_schemas(data.agent)
-        result = None
-        if self.policy.over(body, tools, profile=profile):
-            result = await self.policy.acompact(body, profile=profile, tools=tools)
-        return self._finish(data, body, digests, key, result)
+        compactor, digests = self._find(body, profile)
+        tools = _tool_schemas(data.agent) or None
+        fitted = await asyncio.to_thread(compactor, body, tools=tools, digests=digests)
+        self.policy._fitted(fitted)
+        self._keep(compactor, profile)
+        return self._finish(data, fitted)
 
     def filter_sync(self, data: Any) -> Any:
         """The same filter, synchronously (for callers outside an event loop)."""
-        items = _items(data.model_data.input)
-        body, digests, key = self._candidate(items, data.model_data.instructions)
+        body = self._body(data)
         profile = self._profile(data)
-        tools = _tool_schemas(data.agent)
-        result = None
-        if self.policy.over(body, tools, profile=profile):
-            result = self.policy.compact(body, profile=profile, tools=tools)
-        return self._finish(data, body, digests, key, result)
+        compactor, digests = self._find(body, profile)
+        fitted = self.policy._fitted(
+            compactor(body, tools=_tool_schemas(data.agent) or None, digests=digests)
+        )
+        self._keep(compactor, profile)
+        return self._finish(data, fitted)
+
+
+def _profile_key(profile: Any) -> Any:
+    return profile if isinstance(profile, str) else id(profile)
 
 
 def _tool_schemas(agent: Any) -> list[Any]:

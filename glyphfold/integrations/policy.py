@@ -1,11 +1,15 @@
 """When and how far an adapter compacts: the options every framework adapter shares.
 
-An adapter prices the request it is about to send (a
+An adapter hands the history it is about to send to the conversation's
+:class:`~glyphfold.Compactor` (SPEC §5.10, issue 19): it prices the request (a
 :class:`~glyphfold.compaction.history.counters.RequestCounter`: the estimate by
 default, a provider's count-tokens endpoint on demand), tool schemas included, and,
-when it passes ``trigger`` tokens, compacts the history to ``budget`` with
-:func:`glyphfold.compact` (or :func:`glyphfold.acompact` from async hooks, so the event
-loop never blocks).
+past the trigger, compacts it to a lower target (hysteresis); between compactions it
+sends the previous compacted history byte for byte plus the new messages, so the
+provider's prompt cache keeps hitting. ``budget`` is a target; ``window`` (the model's
+context window) the hard limit: a single result over the budget but inside the window
+goes through, compacted as far as the floor allows. Async hooks run the ladder in a
+worker thread, so the event loop never blocks.
 
 The options are one closed ``TypedDict`` (:class:`AdapterOptions`): a type checker
 rejects a misspelt option at the call, and :class:`CompactionPolicy` rejects it at
@@ -24,6 +28,7 @@ import glyphfold
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
 from glyphfold.compaction.history.model import History
+from glyphfold.compaction.ladder.compactor import DEFAULT_LOW_WATERMARK, Compactor, Fitted
 from glyphfold.errors import InputError
 from glyphfold.integrations.model_profile import profile_for_model
 
@@ -46,9 +51,10 @@ FALLBACK_PROFILE = "anthropic"
 class AdapterOptions(TypedDict, total=False):
     """Every keyword an adapter takes besides ``budget`` (docs/integrations.md)."""
 
-    window: int  # the model's context window, instead of budget
-    ratio: float  # with window
+    window: int  # the model's context window: the hard limit (alone: sets the budget)
+    ratio: float  # with window alone
     trigger: int  # compaction starts past this size (default: the budget)
+    low: float  # no trigger: a compaction brings the history to low * budget (default 0.4)
     profile: str | Profile  # default: taken from the model the framework calls
     counter: RequestCounter  # prices the request (default: the estimate)
     on_compact: Callable[[CompactionResult[Any]], object]
@@ -90,11 +96,16 @@ def check_option_names(options: Iterable[str], where: str = "adapter") -> None:
 class CompactionPolicy:
     """Budget, trigger, pricing and the ladder's options, validated once.
 
-    ``budget`` is the target in tokens (or give ``window`` and an optional ``ratio``,
-    resolved as :func:`glyphfold.effective_context_budget` does); ``trigger`` is
-    the size at which compaction starts (default: the budget). ``counter`` prices
-    the request (default: the estimate under the profile). ``profile`` is the
-    provider profile; None takes it from the model the framework is about to call
+    ``budget`` is the target in tokens; ``window`` the model's context window, the hard
+    limit (give either or both; ``window`` alone sets the budget as
+    :func:`glyphfold.effective_context_budget` does, with ``ratio``). ``trigger`` is the
+    size at which compaction starts (default: the budget, which is then compacted to
+    ``low`` times itself, :data:`~glyphfold.compaction.ladder.compactor.DEFAULT_LOW_WATERMARK`;
+    with a trigger, to the budget). :meth:`compactor_for` gives the conversation's
+    :class:`~glyphfold.Compactor` for a profile; :meth:`fit` / :meth:`afit` use it.
+    ``counter`` prices the request (default: the estimate under the profile).
+    ``profile`` is the provider profile; None takes it from the model the framework
+    is about to call
     (:func:`~glyphfold.integrations.model_profile.profile_for_model`), falling back to
     ``default_profile`` with a warning. ``on_compact`` receives every
     :class:`~glyphfold.CompactionResult`. The other options go to
@@ -114,16 +125,17 @@ class CompactionPolicy:
         trigger = options.get("trigger")
         counter = options.get("counter")
         profile = options.get("profile")
-        if (budget is None) == (window is None):
-            msg = "give exactly one of budget= (tokens) or window= (the model's context window)"
+        if budget is None and window is None:
+            msg = "give budget= (tokens) or window= (the model's context window), or both"
             raise InputError(msg)
-        if window is not None:
+        if ratio is not None and budget is not None:
+            msg = "ratio= applies to window= alone, not with budget=; drop one of them"
+            raise InputError(msg)
+        if budget is None:
             budget = glyphfold.effective_context_budget(
-                context_window=window, context_compact_ratio=ratio
+                context_window=check_int("window", window, minimum=1, unit="tokens"),
+                context_compact_ratio=ratio,
             )
-        elif ratio is not None:
-            msg = "ratio= applies to window=, not to budget=; drop one of them"
-            raise InputError(msg)
         budget = check_int("budget", budget, minimum=1, unit="tokens")
         if trigger is not None and (not isinstance(trigger, int) or trigger < budget):
             msg = f"trigger must be an int >= budget ({budget}), got {trigger!r}"
@@ -137,8 +149,19 @@ class CompactionPolicy:
         if on_compact is not None and not callable(on_compact):
             msg = f"on_compact must be callable (given each CompactionResult), got {on_compact!r}"
             raise InputError(msg)
+        low = options.get("low")
+        if low is not None and trigger is not None:
+            msg = "low= applies without trigger= (a trigger compacts to the budget); drop one"
+            raise InputError(msg)
         self.budget = budget
         self.trigger = budget if trigger is None else trigger
+        self.window = window
+        self.low = (
+            (budget / trigger if trigger is not None else DEFAULT_LOW_WATERMARK)
+            if low is None
+            else low
+        )
+        self._compactors: dict[Any, Compactor] = {}
         self.profile: Any = profile
         self.default_profile = default_profile
         self._counter = counter
@@ -187,6 +210,57 @@ class CompactionPolicy:
         """True when the request (history + tool schemas) passes the trigger."""
         prof = self.resolve_profile() if profile is None else profile
         return self.counter_for(prof).count_request(history, tools=tools or None) > self.trigger
+
+    def compactor_for(self, profile: Any) -> Compactor:
+        """The conversation's compactor under ``profile`` (one per profile, kept)."""
+        key = profile if isinstance(profile, str) else id(profile)
+        c = self._compactors.get(key)
+        if c is None:
+            c = self._compactors[key] = self.new_compactor(profile)
+        return c
+
+    def new_compactor(self, profile: Any) -> Compactor:
+        """A fresh :class:`~glyphfold.Compactor` with these options (fires at the trigger)."""
+        window = self.window if self.window is not None and self.window > self.trigger else None
+        return Compactor(
+            self.trigger,
+            window=window,
+            low=self.low,
+            profile=profile,
+            counter=self.counter_for(profile),
+            **self.options,
+        )
+
+    def _fitted(self, fitted: Fitted[Any]) -> Fitted[Any]:
+        if self.on_compact is not None and fitted.result is not None:
+            self.on_compact(fitted.result)
+        return fitted
+
+    def fit(
+        self,
+        history: Any,
+        *,
+        profile: Any = None,
+        tools: Sequence[Any] | None = None,
+        compactor: Compactor | None = None,
+    ) -> Fitted[Any]:
+        """What to send for ``history``: the compactor's answer (none/hit/append/compact)."""
+        prof = self.resolve_profile() if profile is None else profile
+        c = self.compactor_for(prof) if compactor is None else compactor
+        return self._fitted(c(history, tools=tools or None))
+
+    async def afit(
+        self,
+        history: Any,
+        *,
+        profile: Any = None,
+        tools: Sequence[Any] | None = None,
+        compactor: Compactor | None = None,
+    ) -> Fitted[Any]:
+        """:meth:`fit` in a worker thread."""
+        prof = self.resolve_profile() if profile is None else profile
+        c = self.compactor_for(prof) if compactor is None else compactor
+        return self._fitted(await c.afit(history, tools=tools or None))
 
     def _done(self, result: Any) -> Any:
         if self.on_compact is not None:

@@ -238,9 +238,12 @@ def from_history(h: History) -> list[Any]:
 class GlyphfoldHistory:
     """``Agent(..., history_processors=[GlyphfoldHistory(budget=...)])``.
 
-    Options as :class:`~glyphfold.integrations.policy.AdapterOptions`: ``budget`` or
-    ``window`` (+ ``ratio``), ``trigger``, ``profile``, ``counter``, ``on_compact``
-    and :func:`glyphfold.compact`'s options; a misspelt one raises ``InputError`` here.
+    Options as :class:`~glyphfold.integrations.policy.AdapterOptions`: ``budget``
+    and/or ``window`` (+ ``ratio``), ``trigger``, ``low``, ``profile``, ``counter``,
+    ``on_compact`` and :func:`glyphfold.compact`'s options; a misspelt one raises
+    ``InputError`` here. One instance is one conversation (its
+    :class:`~glyphfold.Compactor` remembers the last output and appends to it, SPEC
+    §5.10): give each agent run its own.
     Without ``profile=`` the profile is the run's model's (``AnthropicModel`` ->
     ``anthropic``, ``OpenAIChatModel`` -> ``openai``...). As a capability
     (:meth:`capability`) the request's tool schemas are priced too.
@@ -258,10 +261,12 @@ class GlyphfoldHistory:
         """The compacted messages for a request to ``model`` with ``tools`` (schemas)."""
         h = to_history(messages)
         profile = self.policy.resolve_profile(model)
-        if not self.policy.over(h, tools, profile=profile):
+        # the conversation's compactor: under the trigger the messages themselves; then
+        # its compacted history plus the new messages, byte-stable (SPEC §5.10)
+        fitted = await self.policy.afit(h, profile=profile, tools=tools)
+        if fitted.action == "none":
             return messages
-        result = await self.policy.acompact(h, profile=profile, tools=tools)
-        return messages if result.history is h else from_history(result.history)
+        return from_history(fitted.compacted)
 
     def capability(self) -> Any:
         """The processor as a capability (``Agent(capabilities=[...])``, pydantic-ai 2).

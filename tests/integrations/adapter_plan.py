@@ -40,3 +40,14 @@ def rerendered(results) -> bool:
 
 def snapshots(results) -> int:
     return sum(1 for res in results for e in res.ledger if e.rung == "snapshot" and e.pages)
+
+
+def kept_or_merged(results) -> bool:
+    """True when a later compaction met an earlier one's pages and either kept them as
+    sent (frozen, SPEC §5.10) or merged them, re-rendered from source (§5.3)."""
+    return any(
+        e.extra.get("frozen_blocks") or e.extra.get("merged_blocks")
+        for res in results
+        for e in res.ledger
+        if e.rung == "snapshot"
+    )
