@@ -152,7 +152,12 @@ def test_second_pass_rerenders_from_source(fmt, bodies):
     # which the second pass images together with the first pass's snapshot
     body = bodies[fmt]
     half = glyphfold.estimate_history_tokens(body) // 2
-    first = glyphfold.compact(body, budget=half, profile=PROFILES[fmt], rungs=["snapshot"])
+    # one snapshot per pass: the user messages imaged with the rest (SPEC §5.9 keeps them
+    # text by default, which splits the pages around each of them)
+    one = glyphfold.LadderConfig(snapshot=glyphfold.SnapshotConfig(keep_user_text=False))
+    first = glyphfold.compact(
+        body, budget=half, profile=PROFILES[fmt], rungs=["snapshot"], config=one
+    )
     again = first.tokens_after * 2 // 3
     # a merging pass (SPEC §5.10: blocks stay frozen unless merged)
     second = glyphfold.compact(
@@ -160,7 +165,9 @@ def test_second_pass_rerenders_from_source(fmt, bodies):
         budget=again,
         profile=PROFILES[fmt],
         rungs=["snapshot"],
-        config=glyphfold.LadderConfig(freeze_blocks=False),
+        config=glyphfold.LadderConfig(
+            freeze_blocks=False, snapshot=glyphfold.SnapshotConfig(keep_user_text=False)
+        ),
     )
     snap = [e for e in second.ledger if e.rung == "snapshot"]
     assert snap, [(e.rung, e.note) for e in second.ledger]

@@ -119,7 +119,7 @@ def _marked(m: Message, marker: CacheMarker, row: WireFormat) -> Message:
     if part is None:
         return m
     # a block glyphfold made has no raw dict yet: start from the format's minimal part
-    raw: dict[str, Any] = {**part, **(last.raw or {})}  # type: ignore[union-attr]
+    raw: dict[str, Any] = {**part, **(last.raw or {})}
     raw[marker.key] = dict(marker.value)
     blocks = (*m.blocks[:-1], dataclasses.replace(last, raw=MappingProxyType(raw)))
     return dataclasses.replace(m, blocks=blocks)

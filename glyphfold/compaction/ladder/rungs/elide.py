@@ -157,8 +157,8 @@ def elision_reasons(history: History, config: ElideConfig) -> Reasons:
     for m in history.messages:
         for b in m.blocks:
             if isinstance(b, ToolCall):
-                text, verdict = results.get(b.id, (None, False))
-                calls.append(Call(b.id, b.name, b.arguments, text, verdict))
+                found: tuple[str | None, bool] = results.get(b.id, (None, False))
+                calls.append(Call(b.id, b.name, b.arguments, found[0], found[1]))
     return Reasons(qualifying_reasons(calls), argument_reasons(calls))
 
 

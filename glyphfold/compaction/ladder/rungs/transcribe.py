@@ -93,7 +93,7 @@ def piece(
     if kind == SNAPSHOT:
         tb.begin(0, "earlier snapshot")
         source = str(glyphfold_meta(m).get("source", ""))
-        if elided:
+        if elided:  # an earlier snapshot is the oldest text: shortened first (SPEC §5.9)
             source = shorten_results(source, None, stub=_body_stub)
         else:
             source = shorten_results(

@@ -4,11 +4,15 @@ Each message of the imaged middle becomes one piece of transcript
 (:func:`~glyphfold.compaction.ladder.rungs.transcribe.piece`); the pieces of a
 run of steps, joined, are the text of one snapshot. Earlier snapshots unfold to
 their source and earlier summaries to their text, so pages are always drawn from
-text (SPEC §5.3). When the pages cannot hold everything, tool output is cut first
-(SPEC §5.9): a piece can be built at a tighter *level* (smaller head+tail caps per
-tool result and per argument), or *elided* (its tool results and long arguments
-become stubs); narrative is only ever dropped whole or from its start, by the
-planner. Pieces are cached per (message, level): the planner tries many variants.
+text (SPEC §5.3). At level 0 a piece holds every word (SPEC §5.9: no per-result cap
+unless the caller set one). Only when even the densest pages cannot hold the middle
+is tool output cut (SPEC §5.9): a piece can be built at a tighter *level* (head+tail
+caps per tool result and per argument, :data:`LEVEL_RESULT_CAPS`), or *elided* (its
+tool results and long arguments become stubs that keep the original output's size
+and hash; a result that already is a stub stays as it is). An earlier snapshot's
+source is shortened the same way, by its result marks. Narrative is only ever
+dropped whole or from its start, by the planner. Pieces are cached per
+(message, level): the planner tries many variants.
 """
 
 from __future__ import annotations
