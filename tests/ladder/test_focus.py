@@ -127,3 +127,30 @@ def test_cli_focus_needs_the_summary_rung(history_file, capsys):
     args = [*base, "--summarizer", "anthropic", "--rungs", "elide,trim", "--focus", FOCUS]
     assert main(args) == 2
     assert "add summary to --rungs" in capsys.readouterr().err
+
+
+def test_adapters_take_a_focus_and_check_it_when_built(session):
+    """The adapters' shared options (issue 23): focus= goes to compact; without a
+    summarizer it fails when the adapter is built, not 20 steps later."""
+    from glyphfold.integrations.policy import CompactionPolicy
+
+    texts = []
+    policy = CompactionPolicy(
+        budget=BUDGET, rungs="summary", summarizer=_recording(texts), focus=FOCUS
+    )
+    result = policy.compact(session, profile="anthropic")
+    assert texts and FOCUS in texts[0]
+    assert "[written with the focus:" in json.dumps(result.messages)
+    with pytest.raises(InputError, match="focus="):
+        CompactionPolicy(budget=BUDGET, focus=FOCUS)
+
+
+def test_compactor_takes_a_focus_and_checks_it_when_built(session):
+    """A focus changes the summary, so it is part of the Compactor's seed (its digests)."""
+    from glyphfold.compaction.ladder.compactor import Compactor
+
+    plain = Compactor(BUDGET, summarizer=lambda t: "s")
+    focused = Compactor(BUDGET, summarizer=lambda t: "s", focus=FOCUS)
+    assert plain.seed != focused.seed and "focus" not in plain.seed
+    with pytest.raises(InputError, match="focus="):
+        Compactor(BUDGET, focus=FOCUS)
