@@ -71,6 +71,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("anthropic", "openai"),
         help="summary rung through this SDK (key from the environment)",
     )
+    parser.add_argument(
+        "--summary-model",
+        metavar="NAME",
+        help="the model --summarizer calls (default: the adapter's, e.g. claude-sonnet-4-5)",
+    )
+    parser.add_argument(
+        "--focus",
+        metavar="TEXT",
+        help="what the summary must keep, e.g. 'the failing test and its fix' (needs "
+        "--summarizer; sent to the summarizer and written in the summary's preamble)",
+    )
     add_pin(parser)
     parser.add_argument(
         "--provider-ready",
@@ -90,16 +101,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json(parser, "tokens before/after, budget, fits, pages, the ledger, repairs")
 
 
-def summarizer_from_name(name: str | None):
+def summarizer_from_name(name: str | None, model: str | None = None):
     from glyphfold.compaction.ladder.summarizers import AnthropicSummarizer, OpenAISummarizer
 
+    kwargs = {} if model is None else {"model": model}
     match name:
         case None:
             return None
         case "anthropic":
-            return AnthropicSummarizer.from_env()
+            return AnthropicSummarizer.from_env(**kwargs)
         case "openai":
-            return OpenAISummarizer.from_env()
+            return OpenAISummarizer.from_env(**kwargs)
     msg = f"unknown summarizer {name!r}; use anthropic or openai"
     raise ValueError(msg)
 
@@ -138,6 +150,13 @@ def _check_rungs(args: argparse.Namespace) -> None:
     """--rungs in the command line's words (the library's say ``summarizer=...``)."""
     from glyphfold.errors import InputError
 
+    for opt, value in (("--focus", args.focus), ("--summary-model", args.summary_model)):
+        if value is not None and not args.summarizer:
+            msg = f"{opt} is for the summary rung: add --summarizer anthropic|openai, or drop {opt}"
+            raise InputError(msg)
+    if args.focus is not None and args.rungs and "summary" not in args.rungs.split(","):
+        msg = "--focus is for the summary rung: add summary to --rungs, or drop --focus"
+        raise InputError(msg)
     if not args.rungs:
         return
     valid = _rung_names()
@@ -194,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     check_profile(args.profile)
     _check_rungs(args)
     targets = _check_outputs(args)
-    summarizer = summarizer_from_name(args.summarizer)
+    summarizer = summarizer_from_name(args.summarizer, args.summary_model)
     read = read_input(args.input, format=args.format)
     return _compact_and_write(
         args,
@@ -243,6 +262,7 @@ def _compact_and_write(
                 summarizer=summarizer,
                 pins=pins,
                 dry_run=args.dry_run,
+                focus=args.focus,
             )
     except ContextOverflowError as exc:
         line = overflow_line(exc, _advice(args))

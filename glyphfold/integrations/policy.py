@@ -61,6 +61,7 @@ class AdapterOptions(TypedDict, total=False):
     # glyphfold.compact's own options
     rungs: Sequence[str | Rung] | str
     summarizer: Summarizer
+    focus: str  # what the summary must keep (needs summarizer)
     pins: Iterable[Pin]
     config: LadderConfig
     reserve: int
@@ -69,7 +70,16 @@ class AdapterOptions(TypedDict, total=False):
 
 
 OPTION_NAMES = frozenset(AdapterOptions.__optional_keys__)
-_COMPACT_OPTIONS = ("rungs", "summarizer", "pins", "config", "reserve", "image_policy", "bus")
+_COMPACT_OPTIONS = (
+    "rungs",
+    "summarizer",
+    "focus",
+    "pins",
+    "config",
+    "reserve",
+    "image_policy",
+    "bus",
+)
 _NOT_HERE = {
     "dry_run": "an adapter always compacts; call glyphfold.compact(dry_run=True) to plan",
     "format": "the adapter knows its framework's format",
@@ -145,6 +155,9 @@ class CompactionPolicy:
             raise InputError(msg)
         if profile is not None:
             glyphfold.get_profile(profile)  # an unknown profile fails here, not mid-run
+        if options.get("focus") is not None and options.get("summarizer") is None:
+            msg = "focus= tells the summary rung what to keep: pass summarizer=..., or drop focus="
+            raise InputError(msg)
         on_compact = options.get("on_compact")
         if on_compact is not None and not callable(on_compact):
             msg = f"on_compact must be callable (given each CompactionResult), got {on_compact!r}"

@@ -58,8 +58,9 @@ from glyphfold.compaction.ladder.rungs.base import Rung
 from glyphfold.compaction.ladder.rungs.common import tool_names
 from glyphfold.compaction.ladder.rungs.elide import ElideConfig
 from glyphfold.compaction.ladder.rungs.snapshot import Renderer
+from glyphfold.compaction.ladder.rungs.summary import Summary
 from glyphfold.compaction.ladder.rungs.transcribe import serialise
-from glyphfold.compaction.ladder.summarizers import Summarizer
+from glyphfold.compaction.ladder.summarizers import Summarizer, check_focus
 from glyphfold.compaction.ladder.transcript import TranscriptConfig
 from glyphfold.errors import ContextOverflowError, InputError
 from glyphfold.render.profiles import Profile, get_profile
@@ -137,6 +138,7 @@ def compact(
     format: FormatArg = "auto",
     bus: EventBus | None = None,
     image_policy: ImagePolicy = DEFAULT_IMAGE_POLICY,
+    focus: str | None = None,
 ) -> CompactionResult[HistoryT]:
     """Compact ``history`` under a token budget, cheapest rung first (docs/ladder.md).
 
@@ -144,7 +146,15 @@ def compact(
     optional ``ratio``, resolved by docs/budget.md); ``reserve`` tokens are kept free
     for the reply. ``rungs`` picks and orders rungs (names from ``RUNGS``, or
     objects with ``.apply``); the default is every rung, the summary rung only
-    when a ``summarizer`` is given. ``pins`` are messages that every rung keeps.
+    when a ``summarizer`` is given: any callable ``text -> str`` (sync or async) is
+    one, e.g. ``lambda text: my_model(text)``, or the SDK adapters of
+    :mod:`glyphfold.compaction.ladder.summarizers`. ``focus`` is the user's
+    instruction of what the summary must keep ("the failing test and its fix"): it
+    heads every summarizer request and is written in the summary's preamble. It
+    needs the summary rung (a ``summarizer``, and ``summary`` in ``rungs`` if given):
+    the other rungs keep every word or drop whole turns, so a focus cannot change
+    what they keep, and an ignored instruction would mislead (an :class:`InputError`).
+    ``pins`` are messages that every rung keeps.
     Raises :class:`ContextOverflowError` when even the newest turn and the pins do
     not fit (the input is untouched); ``dry_run=True`` returns the plan instead.
     Events (``HistoryTrimmed``, ``SummaryFailed``) go to ``bus`` (default: the
@@ -169,9 +179,22 @@ def compact(
     budget = check_int("budget", budget, minimum=1, unit="tokens")
     check_int("reserve", reserve, minimum=0, maximum=budget - 1, unit="tokens")
     cfg = config or LadderConfig()
+    focus = check_focus(focus)
     built = build_rungs(
-        rungs, config=cfg, allowed=DEFAULT_RUNGS, summarizer=summarizer, renderer=renderer
+        rungs,
+        config=cfg,
+        allowed=DEFAULT_RUNGS,
+        summarizer=summarizer,
+        renderer=renderer,
+        focus=focus,
     )
+    if focus is not None and not any(isinstance(r, Summary) for r in built):
+        msg = (
+            "focus= tells the summary rung what to keep, and this ladder has none: pass "
+            "summarizer=... (any callable text -> str) and keep 'summary' in rungs=, "
+            "or drop focus="
+        )
+        raise InputError(msg)
     prof = get_profile(profile)
     h, restore = coerce(history, format=_format(history, format, prof))
     run = _ladder_run(

@@ -305,6 +305,9 @@ class Compactor:
             if bad in compact_options:
                 msg = f"{bad}= is the compactor's own; it cannot be passed through to compact()"
                 raise InputError(msg)
+        if compact_options.get("focus") is not None and compact_options.get("summarizer") is None:
+            msg = "focus= tells the summary rung what to keep: pass summarizer=..., or drop focus="
+            raise InputError(msg)  # here, not at the first compaction 20 steps later
         self.options = compact_options
         self._memo: _Memo | None = None
         self._lock = threading.Lock()
@@ -321,9 +324,10 @@ class Compactor:
     def seed(self) -> str:
         """What the output depends on besides the history (part of the content digests)."""
         rungs = self.options.get("rungs")
+        focus = self.options.get("focus")  # another focus, another summary (absent: as before)
         return (
             f"{self.namespace}|{self.profile}|{self.budget}|{self.target}|{self.hard_limit}"
-            f"|{rungs!r}"
+            f"|{rungs!r}" + ("" if focus is None else f"|focus={focus!r}")
         )
 
     def digests(self, history: Any) -> list[bytes]:

@@ -72,6 +72,7 @@ class BuildOptions:
 
     summarizer: Any = None
     renderer: Any = None
+    focus: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,9 @@ class RungSpec:
 
 
 def _summary(cfg: LadderConfig, opts: BuildOptions) -> Rung | None:
-    return None if opts.summarizer is None else Summary(opts.summarizer, cfg.summary)
+    return (
+        None if opts.summarizer is None else Summary(opts.summarizer, cfg.summary, focus=opts.focus)
+    )
 
 
 RUNGS: dict[str, RungSpec] = {
@@ -136,6 +139,7 @@ def build_rungs(
     allowed: tuple[str, ...],
     summarizer: Any = None,
     renderer: Any = None,
+    focus: str | None = None,
 ) -> list[Rung]:
     """The rung objects to run, in order.
 
@@ -145,7 +149,7 @@ def build_rungs(
     """
     explicit = rungs is not None
     wanted = rung_names(rungs) if rungs is not None else list(allowed)
-    opts = BuildOptions(summarizer=summarizer, renderer=renderer)
+    opts = BuildOptions(summarizer=summarizer, renderer=renderer, focus=focus)
     out: list[Rung] = []
     for r in wanted:
         if not isinstance(r, str):

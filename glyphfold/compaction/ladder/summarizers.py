@@ -1,9 +1,13 @@
 """The Summarizer protocol, SDK adapters (anthropic, openai), and bounded chunked summarisation.
 
 A summarizer is any callable ``text -> summary`` (sync, or async returning an
-awaitable). The adapters wrap an official SDK client the caller built (so keys,
-base URLs and retries stay the caller's business); the SDKs are optional extras
-and are only imported by the ``from_env`` constructors.
+awaitable): a lambda, a function calling a local model, or one of the adapters
+here. A ``focus`` (the user's instruction of what to keep, like omp's
+``/compact [focus]``) reaches every summarizer the same way: as a header on the
+text of every request (:func:`focused_text`), so a plain callable sees it too.
+The adapters wrap an official SDK client the caller built (so keys, base URLs
+and retries stay the caller's business); the SDKs are optional extras and are
+only imported by the ``from_env`` constructors.
 
 Summary input is bounded (issue 5): :func:`summarize_bounded` never sends more
 than ``max_input_chars`` in one request; a longer text is summarised in chunks
@@ -34,6 +38,24 @@ so the agent can continue the work without it. Write a dense summary that keeps:
 names, commands, ids, hashes, URLs, numbers, error codes.
 Do not invent anything. Prefer lists over prose. Keep the language of the user's \
 quotes. Reply with the summary only."""
+
+
+FOCUS_HEADER = "[focus: the user asks this summary to keep above all: {focus}]\n\n"
+
+
+def focused_text(text: str, focus: str | None) -> str:
+    """``text`` as one summary request carries it: with the focus header when there is one."""
+    return text if not focus else FOCUS_HEADER.format(focus=focus) + text
+
+
+def check_focus(focus: object) -> str | None:
+    """``focus`` as given (None or a non-empty one-paragraph str), or a clear error."""
+    if focus is None:
+        return None
+    if not isinstance(focus, str) or not focus.strip():
+        msg = f"focus must be a non-empty str (what the summary should keep), got {focus!r}"
+        raise ValueError(msg)
+    return " ".join(focus.split())
 
 
 @runtime_checkable
@@ -189,18 +211,29 @@ def summarize_bounded(
     max_input_chars: int,
     timeout_s: float | None = 120.0,
     max_rounds: int = 4,
+    focus: str | None = None,
 ) -> tuple[str, int]:
-    """Summarise ``text`` with requests of at most ``max_input_chars``; return (summary, calls)."""
+    """Summarise ``text`` with requests of at most ``max_input_chars``; return (summary, calls).
+
+    With a ``focus`` every request starts with the focus header (:func:`focused_text`);
+    the header counts against ``max_input_chars``.
+    """
     calls = 0
+    header = len(focused_text("", focus))
+    if header >= max_input_chars // 2:
+        msg = f"focus of {header} chars leaves too little of a {max_input_chars}-char request"
+        raise SummarizerError(msg)
+    max_input_chars -= header
     for _ in range(max_rounds):
         if len(text) <= max_input_chars:
-            return call_with_timeout(summarizer, text, timeout_s=timeout_s), calls + 1
+            out = call_with_timeout(summarizer, focused_text(text, focus), timeout_s=timeout_s)
+            return out, calls + 1
         pieces = chunk_text(text, max_input_chars)
         summaries = []
         for k, piece in enumerate(pieces, 1):
             summaries.append(
                 f"[part {k}/{len(pieces)}]\n"
-                + call_with_timeout(summarizer, piece, timeout_s=timeout_s)
+                + call_with_timeout(summarizer, focused_text(piece, focus), timeout_s=timeout_s)
             )
             calls += 1
         merged = "\n\n".join(summaries)

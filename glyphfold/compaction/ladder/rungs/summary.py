@@ -12,6 +12,10 @@ Documented fallback: when the summarizer raises, times out or returns
 something unusable, the rung changes nothing and records the failure in the
 ledger and as a :class:`SummaryFailed` event; the trim rung then guarantees
 progress. The input is never touched.
+
+A ``focus`` (what the user wants kept) goes to the summarizer as a header on every
+request and is written in the summary's preamble, so the model reading the summary
+knows what it was asked to keep.
 """
 
 from __future__ import annotations
@@ -35,7 +39,11 @@ from glyphfold.compaction.ladder.ledger import LedgerEntry, Removed
 from glyphfold.compaction.ladder.rungs.base import RungContext, RungOutcome
 from glyphfold.compaction.ladder.rungs.common import kept_steps, regions, tool_names
 from glyphfold.compaction.ladder.rungs.transcribe import serialise
-from glyphfold.compaction.ladder.summarizers import summarize_bounded, summary_input_chars
+from glyphfold.compaction.ladder.summarizers import (
+    check_focus,
+    summarize_bounded,
+    summary_input_chars,
+)
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, plain_text
 from glyphfold.errors import SummarizerError
 
@@ -67,17 +75,24 @@ class SummaryConfig:
 
 
 class Summary:
-    """Replace the middle with a model-written summary."""
+    """Replace the middle with a model-written summary.
+
+    ``summarizer`` is any callable ``text -> str`` (or an async one); ``focus`` the
+    user's instruction of what to keep (see the module docstring).
+    """
 
     name = "summary"
     model_free = False
 
-    def __init__(self, summarizer: Any, config: SummaryConfig | None = None) -> None:
+    def __init__(
+        self, summarizer: Any, config: SummaryConfig | None = None, *, focus: str | None = None
+    ) -> None:
         if not callable(summarizer):
             msg = f"summarizer must be callable (text -> summary), got {type(summarizer).__name__}"
             raise TypeError(msg)
         self.summarizer = summarizer
         self.config = config or SummaryConfig()
+        self.focus = check_focus(focus)
 
     def _span(self, history: History, reg: Regions, ctx: RungContext) -> list[Step]:
         """The oldest middle steps to summarise: up to the first kept step, no more than needed."""
@@ -128,6 +143,7 @@ class Summary:
                 self.summarizer,
                 max_input_chars=summary_input_chars(self.summarizer, default=cfg.max_input_chars),
                 timeout_s=cfg.timeout_s,
+                focus=self.focus,
             )
         except SummarizerError as exc:
             entry = LedgerEntry(self.name, before, before, note=f"failed, skipped: {exc}")
@@ -135,7 +151,7 @@ class Summary:
         if not text.strip():
             entry = LedgerEntry(self.name, before, before, note="failed, skipped: empty summary")
             return RungOutcome(history, entry, events=(SummaryFailed("empty summary"),))
-        out = self._splice(history, start, end, text, len(middle), len(source))
+        out = self._splice(history, start, end, text, len(middle), len(source), self.focus)
         removed = tuple(
             Removed(
                 i,
@@ -159,10 +175,19 @@ class Summary:
 
     @staticmethod
     def _splice(
-        history: History, start: int, end: int, text: str, n_msgs: int, n_chars: int
+        history: History,
+        start: int,
+        end: int,
+        text: str,
+        n_msgs: int,
+        n_chars: int,
+        focus: str | None = None,
     ) -> History:
         msgs = history.messages
-        body = f"[glyphfold summary of {n_msgs} earlier messages]\n{text.strip()}"
+        head = f"[glyphfold summary of {n_msgs} earlier messages]"
+        if focus:
+            head += f"\n[written with the focus: {focus}]"
+        body = f"{head}\n{text.strip()}"
         summ = marked_message("user", body, SUMMARY, messages=n_msgs, source_chars=n_chars)
         out: list[Message] = list(msgs[:start])
         nxt = msgs[end] if end < len(msgs) else None
