@@ -80,7 +80,7 @@ def detect_format(history: Any) -> str:
         return history.format
     history, _ = _plain(history)
     messages, top_signal = _unwrap(history)
-    return _detect(history, messages, top_signal)
+    return str(_detect(history, messages, top_signal))
 
 
 def format_evidence(history: Any) -> str | None:
@@ -90,7 +90,8 @@ def format_evidence(history: Any) -> str | None:
         return history.format
     history, _ = _plain(history)
     messages, top_signal = _unwrap(history)
-    return _detect(history, messages, top_signal, default=False)
+    found = _detect(history, messages, top_signal, default=False)
+    return None if found is None else str(found)
 
 
 def _detect(

@@ -14,13 +14,18 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from glyphfold.compaction.history.events import Compacted, EventBus, publish
 
 __all__ = ["observed"]
 
 log = logging.getLogger("glyphfold.compaction")
+
+if TYPE_CHECKING:
+    from glyphfold.compaction.ladder.result import CompactionResult
+
+_R = TypeVar("_R", bound="CompactionResult[Any]")
 
 
 def _tracer() -> Any:
@@ -41,7 +46,7 @@ def _span(name: str) -> Iterator[Any]:
         yield span
 
 
-def observed(kind: str, run: Callable[[], Any], *, dry_run: bool, bus: EventBus | None) -> Any:
+def observed(kind: str, run: Callable[[], _R], *, dry_run: bool, bus: EventBus | None) -> _R:
     """Run ``run()`` (the ladder) and announce its CompactionResult."""
     started = time.perf_counter()
     with _span(f"glyphfold.{kind}") as span:
