@@ -22,7 +22,9 @@ PACKAGE_DIRS = [Path(__import__("glyphfold").__file__).parent]
 _RENDER_DIR = Path(__import__("glyphfold.render", fromlist=["x"]).__file__).parent
 
 _CHILD = """
-import json, sys
+import json, logging, sys
+# the compile notice is a log record of the glyphfold logger (the CLI shows it): show it
+logging.basicConfig(format="%(message)s")
 from glyphfold.render.api import render_text
 from glyphfold.render import _kernels as K
 render_text("cache me: 国语 ✓\\tand a line long enough to wrap " * 30, bits=int(sys.argv[1]))
