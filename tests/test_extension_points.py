@@ -67,7 +67,13 @@ def test_a_new_rung_is_found_everywhere(throwaway, capsys):
     assert rung in " ".join(_help("compact").split())
     from glyphfold.commands.compact import _check_rungs
 
-    _check_rungs(type("Args", (), {"rungs": f"elide,{rung}", "summarizer": None})())
+    _check_rungs(
+        type(
+            "Args",
+            (),
+            {"rungs": f"elide,{rung}", "summarizer": None, "focus": None, "summary_model": None},
+        )()
+    )
     # glyphfold serve: accepted, and a model-free rung is in the default and in recovery
     cfg = ServeConfig(rungs=(rung, "trim"))
     assert cfg.reactive_rungs == (rung, "trim")
