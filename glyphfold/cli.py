@@ -18,7 +18,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from glyphfold.errors import GlyphfoldError
 
@@ -145,9 +145,20 @@ def _show_library_notices(*, quiet: bool) -> None:
     """The library's warnings (the kernels' compile notice) on stderr, as plain lines."""
     import logging
 
+    class _Stderr(logging.StreamHandler):
+        """Writes to the sys.stderr of the moment (a caller may swap it between runs)."""
+
+        @property
+        def stream(self) -> Any:
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, value: Any) -> None:
+            pass
+
     logger = logging.getLogger("glyphfold.render")
     if not quiet and not any(getattr(h, "_glyphfold_cli", False) for h in logger.handlers):
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _Stderr()
         handler.setLevel(logging.WARNING)
         handler._glyphfold_cli = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
