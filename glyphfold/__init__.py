@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from glyphfold.errors import (
+    AmbiguousFormatError,
     ConflictError,
     ContextOverflowError,
     CorruptStoreError,
@@ -199,6 +200,7 @@ _LAZY: dict[str, str] = {
 # a literal list: type checkers read it to know what the package exports
 __all__ = [
     "FORMATS",
+    "AmbiguousFormatError",
     "AnthropicRequestCounter",
     "BedrockRequestCounter",
     "BpeCounter",

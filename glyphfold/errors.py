@@ -43,6 +43,10 @@ class HistoryFormatError(GlyphfoldError, ValueError):
         self.index = index
 
 
+class AmbiguousFormatError(HistoryFormatError):
+    """Plain text that fits several wire formats and nothing tells which; pass ``format=``."""
+
+
 class ContextOverflowError(GlyphfoldError):
     """A history that does not fit the model's context window, with the numbers."""
 

@@ -126,7 +126,7 @@ def history_tokens(history: Any, *, profile: Any, format: str = "auto") -> int:
     from glyphfold.compaction.history.messages import coerce
     from glyphfold.compaction.history.tokens import estimate_history_tokens
 
-    h, _ = coerce(history, format=format)
+    h, _ = coerce(history, format=format, plain="openai")  # plain text prices alike
     return estimate_history_tokens(
         h, profile=pricing_profile(profile), image_policy=CLI_IMAGE_POLICY
     )
@@ -140,11 +140,18 @@ def pricing_profile(profile: Any) -> Any:
     return prof if prof.vision else get_profile("anthropic")
 
 
-def load(spec: str, *, format: str = "auto") -> tuple[Any, Callable[[Any], Any]]:
-    """Read a history file into a canonical History; returns (history, restore-to-wire)."""
+def load(
+    spec: str, *, format: str = "auto", plain: str | None = None
+) -> tuple[Any, Callable[[Any], Any]]:
+    """Read a history file into a canonical History; returns (history, restore-to-wire).
+
+    ``plain``: the format plain text nothing in the file identifies is read as (the
+    ``--profile``'s provider, :func:`~glyphfold.compaction.history.messages.plain_format`);
+    None refuses it, naming ``--format``.
+    """
     from glyphfold.compaction.history.messages import coerce
 
-    return coerce(read_history(spec), format=format)
+    return coerce(read_history(spec), format=format, plain=plain)
 
 
 class Input(NamedTuple):
@@ -161,12 +168,17 @@ class Input(NamedTuple):
         return remap_pins(pins, self.original, self.history)
 
 
-def read_input(spec: str, *, format: str = "auto") -> Input:
-    """Read ``spec`` (a file or ``-``) with progress, sweep it, print the sweep's line."""
+def read_input(spec: str, *, format: str = "auto", profile: Any = None) -> Input:
+    """Read ``spec`` (a file or ``-``) with progress, sweep it, print the sweep's line.
+
+    Plain text nothing in the file identifies is read as the format of ``profile``'s
+    provider (the pages are made for it), else refused naming ``--format``.
+    """
     from glyphfold.commands._progress import progress
+    from glyphfold.compaction.history.messages import plain_format
 
     with progress(f"reading {spec}"):
-        h, restore = load(spec, format=format)
+        h, restore = load(spec, format=format, plain=plain_format(profile))
         swept, repaired = sweep(h)
     report_sweep(repaired)
     return Input(h, swept, restore, repaired)

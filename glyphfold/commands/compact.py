@@ -214,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
     _check_rungs(args)
     targets = _check_outputs(args)
     summarizer = summarizer_from_name(args.summarizer, args.summary_model)
-    read = read_input(args.input, format=args.format)
+    read = read_input(args.input, format=args.format, profile=args.profile)
     return _compact_and_write(
         args,
         read.history,

@@ -241,11 +241,13 @@ def run(args: argparse.Namespace) -> int:
     from glyphfold.commands._progress import progress
     from glyphfold.commands._term import print_json, say
     from glyphfold.compaction.history.budget import effective_context_budget
+    from glyphfold.compaction.history.messages import plain_format
 
     profile, window = resolve_window(args)
     prof = check_profile(profile)
     with progress(f"reading {args.input}"):
-        h, _ = load(args.input, format=args.format)
+        # the estimate prices plain text alike in every format (none is refused here)
+        h, _ = load(args.input, format=args.format, plain=plain_format(prof) or "openai")
     budget = args.budget or effective_context_budget(context_window=window.tokens)
     data = context_data(h, profile=prof, budget=budget, top=args.top, window=window)
     data["profile"] = profile

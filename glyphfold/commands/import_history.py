@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(data, list | dict):
             msg = f"{label}: a history is a JSON list of messages or an object with 'messages'"
             raise HistoryFormatError(msg)
-        h, restore = coerce(data)
+        # the store keeps plain text without a format; the sweep finds no orphans in it
+        h, restore = coerce(data, plain="openai")
         swept, repaired = sweep(h)
         report_sweep(repaired)
         data = restore(swept)

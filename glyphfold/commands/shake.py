@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(msg)
     check_profile(args.profile)
     target = output_file(args.output)
-    read = read_input(args.input, format=args.format)
+    read = read_input(args.input, format=args.format, profile=args.profile)
     with progress("shaking"):
         result = shake(read.history, profile=args.profile, pins=read.pins(args.pin))
         text = json_text(read.restore(result.history))

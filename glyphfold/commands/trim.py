@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(msg)
     profile = check_profile(args.profile)
     target = output_file(args.output)
-    read = read_input(args.input, format=args.format)
+    read = read_input(args.input, format=args.format, profile=args.profile)
     swept, restore, repaired = read.history, read.restore, read.repaired
     pricing = {"profile": pricing_profile(profile), "image_policy": CLI_IMAGE_POLICY}
     with progress("trimming"):

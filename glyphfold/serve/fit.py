@@ -88,7 +88,9 @@ def _rungs_of(ledger: tuple[Any, ...]) -> tuple[str, ...]:
 
 
 def _estimate(ctx: FitContext, history: Any) -> int:
-    return glyphfold.estimate_history_tokens(history, profile=ctx.model.profile, image_policy="all")
+    return glyphfold.estimate_history_tokens(
+        history, profile=ctx.model.profile, image_policy="all", format=ctx.endpoint.format
+    )
 
 
 def price(ctx: FitContext) -> Fit | None:
@@ -126,6 +128,7 @@ def _compactor(ctx: FitContext) -> Compactor:
         summarizer=ctx.summarizer,
         bus=ctx.bus,
         namespace=ctx.endpoint.provider,
+        format=ctx.endpoint.format,  # the route says it (a claude model on /v1/chat/completions)
     )
 
 
@@ -175,7 +178,12 @@ def recover_request(ctx: FitContext, sent: Fit, error: Any) -> Fit:
         msg = "the request has no history to recover"
         raise GlyphfoldError(msg)
     result = glyphfold.recover(
-        history, error=error, profile=ctx.model.profile, rungs=ctx.reactive_rungs, bus=ctx.bus
+        history,
+        error=error,
+        profile=ctx.model.profile,
+        rungs=ctx.reactive_rungs,
+        bus=ctx.bus,
+        format=ctx.endpoint.format,
     )
     client = ctx.endpoint.history(ctx.body)
     fresh = _compactor(ctx)

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from glyphfold.compaction.history.model import Format
+
 __all__ = [
     "ANTHROPIC",
     "ENDPOINTS",
@@ -163,6 +165,7 @@ class Endpoint:
     name: str  # metrics label
     provider: str
     path: str
+    format: Format  # the wire format of its history (the route says it: serve never guesses)
     history: Callable[[Mapping[str, Any]], Any]  # the wire history, or None if absent
     with_history: Callable[[Mapping[str, Any], Any], dict[str, Any]]  # a new body
     overhead_keys: tuple[str, ...]  # fixed parts priced as text (tool schemas)
@@ -186,6 +189,7 @@ ENDPOINTS: dict[str, Endpoint] = {
             "chat_completions",
             OPENAI,
             "/v1/chat/completions",
+            "openai",
             _chat_history,
             _chat_with,
             ("tools", "functions"),
@@ -195,6 +199,7 @@ ENDPOINTS: dict[str, Endpoint] = {
             "messages",
             ANTHROPIC,
             "/v1/messages",
+            "anthropic",
             _messages_history,
             _messages_with,
             ("tools",),
@@ -204,6 +209,7 @@ ENDPOINTS: dict[str, Endpoint] = {
             "count_tokens",
             ANTHROPIC,
             "/v1/messages/count_tokens",
+            "anthropic",
             _messages_history,
             _messages_with,
             ("tools",),
@@ -214,6 +220,7 @@ ENDPOINTS: dict[str, Endpoint] = {
             "responses",
             OPENAI,
             "/v1/responses",
+            "responses",
             _responses_history,
             _responses_with,
             ("tools",),

@@ -107,8 +107,29 @@ def test_counts_have_separators_and_plurals():
 
 def test_validate_says_1_turn(tmp_path, capsys):
     f = write(tmp_path / "one.json", [{"role": "user", "content": "hi"}])
-    code, out, _ = run(capsys, "validate", f)
+    code, out, _ = run(capsys, "validate", f, "--format", "openai")
     assert code == 0 and "1 message, 1 turn," in out and "1 turns" not in out
+
+
+def test_plain_text_is_not_guessed_the_profile_or_format_says_it(tmp_path, capsys):
+    """Issue 21 item 12: a plain list was read as OpenAI before --profile was looked at
+    (Anthropic got image_url pages); validate guessed which provider's rules to check."""
+    turns = []
+    for t in range(12):
+        turns.append({"role": "user", "content": f"Question {t}: explain module {t}. " * 30})
+        turns.append({"role": "assistant", "content": f"Module {t} parses the input. " * 120})
+    turns.append({"role": "user", "content": "Now summarise what we found."})
+    f = write(tmp_path / "plain.json", turns)
+    code, _, err = run(capsys, "validate", f)
+    assert code == 2 and "--format" in err
+    for profile, shape in (("anthropic", '"type": "image"'), ("openai", '"image_url"')):
+        out = tmp_path / f"{profile}.json"
+        args = ("compact", f, "--profile", profile, "--budget", "6000", "--rungs", "snapshot")
+        code, _, _ = run(capsys, *args, "-o", str(out), "--quiet")
+        assert code == 0
+        text = out.read_text()
+        assert shape in text
+        assert ('"image_url"' if profile == "anthropic" else '"type": "image"') not in text
 
 
 def test_format_option_lists_every_detected_format(capsys):

@@ -245,6 +245,11 @@ def plans(draw: Any, *, min_turns: int = 0, max_turns: int = 8) -> dict[str, Any
     }
 
 
+def format_name(fmt: str) -> str:
+    """The wire format name of a generated case's format (``anthropic-list`` is Anthropic)."""
+    return "openai" if fmt == "openai" else "anthropic"
+
+
 @st.composite
 def wire_histories(draw: Any, *, min_turns: int = 0, max_turns: int = 8) -> tuple[str, Any]:
     """(format name, wire history) for a valid generated history."""

@@ -59,7 +59,7 @@ def test_pure_fifo_is_unsafe_and_safe_mode_is_not():
     assert not pair_tool_calls(pure.messages).ok
     safe.evict_old_messages(limit)
     assert pair_tool_calls(safe.messages).ok
-    validate_history(safe.messages)
+    validate_history(safe.messages, format="openai")
     assert safe.total_tokens <= limit
 
 
@@ -180,9 +180,9 @@ def test_eviction_properties(case, max_safe, overhead):
         assert ev.tokens_evicted == total - h.total_tokens
     assert pair_tool_calls(h.messages if fmt == "openai" else {"messages": h.messages}).ok
     if fmt == "openai":
-        validate_history(h.messages)
+        validate_history(h.messages, format=fmt)
     elif evicted:
-        validate_history({"messages": h.messages})
+        validate_history({"messages": h.messages}, format=fmt)
     assert wire == before
 
 

@@ -27,7 +27,7 @@ from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.turns import segment_turns
 from glyphfold.compaction.history.validate import find_violations, validate_history
 from glyphfold.compaction.history.wire import message_signal
-from glyphfold.errors import HistoryFormatError
+from glyphfold.errors import AmbiguousFormatError, HistoryFormatError
 
 FAST = settings(
     max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -46,16 +46,19 @@ def test_roundtrip_is_identity_and_lossless(case):
     fmt, wire = case
     before = snapshot(wire)
     expected = "openai" if fmt == "openai" else "anthropic"
-    auto = to_canonical(wire)
-    if auto.format != expected:  # plain text user/assistant is valid in both formats
+    try:
+        auto = to_canonical(wire)
+    except AmbiguousFormatError:  # plain user/assistant text is valid in both formats
         assert all(message_signal(m) is None for m in wire_messages(wire))
+    else:
+        assert auto.format == expected
     h = to_canonical(wire, format=expected)
     assert to_wire(h) is wire
     again = to_wire(_rebuilt(h))
     assert again == wire
     assert again is not wire
-    validate_history(wire)
-    validate_history(again)
+    validate_history(wire, format=expected)
+    validate_history(again, format=expected)
     assert wire == before
 
 
@@ -121,7 +124,7 @@ def test_changed_message_keeps_unknown_keys_and_others_keep_identity():
         {"role": "assistant", "content": "hello"},
     ]
     before = snapshot(wire)
-    h = to_canonical(wire)
+    h = to_canonical(wire, format="openai")
     new = h.replace_messages(
         [dataclasses.replace(h.messages[0], blocks=(Text("bye"),)), h.messages[1]]
     )
@@ -135,7 +138,7 @@ def test_coerce_returns_same_kind():
     """Every public function returns the kind it was given (wire in, wire out)."""
     wire = [{"role": "user", "content": "a"}]
     before = snapshot(wire)
-    h, restore = coerce(wire)
+    h, restore = coerce(wire, format="openai")
     assert restore(h) is wire
     h2 = h.replace_messages([*h.messages, new_message("assistant", "b")])
     assert restore(h2) == [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
@@ -205,8 +208,9 @@ def test_not_a_history():
 
 def test_explicit_format_overrides_detection():
     wire = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
-    assert detect_format(wire) == "openai"
-    assert detect_format({"messages": wire}) == "anthropic"
+    for ambiguous in (wire, {"messages": wire}):  # issue 21 item 12: refused, not guessed
+        with pytest.raises(AmbiguousFormatError, match="format='openai'"):
+            detect_format(ambiguous)
     assert to_canonical(wire, format="anthropic").format == "anthropic"
     h = to_canonical(wire, format="openai")
     with pytest.raises(HistoryFormatError, match="requested"):

@@ -6,7 +6,7 @@ import hashlib
 import os
 
 import pytest
-from core_histories import png_b64, render, simple_plan, snapshot, wire_histories
+from core_histories import format_name, png_b64, render, simple_plan, snapshot, wire_histories
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,9 +160,9 @@ def test_estimate_is_deterministic_and_linear():
 @given(wire_histories(), st.sampled_from(["spec", "all"]))
 def test_fast_costing_matches_the_reference(case, policy):
     """SPEC §3.4: the per-history fast path prices every message like estimate_message_tokens."""
-    _, wire = case
+    fmt, wire = case
     before = snapshot(wire)
-    h = to_canonical(wire)
+    h = to_canonical(wire, format=format_name(fmt))
     seg = segment_turns(h)
     current = seg.turns[-1].start if seg.turns else 0
     expected = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from core_histories import render, simple_plan, snapshot, wire_histories, wire_messages
+from core_histories import format_name, render, simple_plan, snapshot, wire_histories, wire_messages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -250,22 +250,23 @@ def test_trim_properties(case, limit):
     No orphan; newest turn verbatim; leading system kept; every dropped message
     counted; the provider accepts the result; the input is not mutated.
     """
-    _fmt, wire = case
+    fmt, wire = case
+    fmt = format_name(fmt)
     before = snapshot(wire)
     bus = EventBus()
     seen = []
     bus.subscribe(seen.append)
     kind, n = limit
     res = (
-        trim_history(wire, budget=n, bus=bus)
+        trim_history(wire, budget=n, bus=bus, format=fmt)
         if kind == "budget"
-        else trim_history(wire, max_turns=n, bus=bus)
+        else trim_history(wire, max_turns=n, bus=bus, format=fmt)
     )
     out = res.history
     assert wire == before
     assert type(out) is type(wire)
-    validate_history(out)
-    h_in, h_out = to_canonical(wire), to_canonical(out)
+    validate_history(out, format=fmt)
+    h_in, h_out = to_canonical(wire, format=fmt), to_canonical(out, format=fmt)
     seg_in, seg_out = segment_turns(h_in), segment_turns(h_out)
     if res.event is None:
         assert out is wire

@@ -6,7 +6,7 @@ import random
 import re
 
 import pytest
-from core_histories import snapshot, wire_histories, wire_messages
+from core_histories import format_name, snapshot, wire_histories, wire_messages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,9 +95,9 @@ def test_no_real_user_message_means_no_turn():
 @given(wire_histories())
 def test_turns_partition_and_never_split_a_tool_exchange(case):
     """SPEC §2.1: every call and its result fall in the same turn; turns tile the history."""
-    _, wire = case
+    fmt, wire = case
     before = snapshot(wire)
-    h = to_canonical(wire)
+    h = to_canonical(wire, format=format_name(fmt))
     seg = segment_turns(h)
     n = len(h.messages)
     pos = seg.leading_end
@@ -218,7 +218,7 @@ def test_sweep_anthropic_keeps_alternation_with_placeholders():
     }
     before = snapshot(wire)
     out = sweep_orphans(wire, bus=EventBus())
-    validate_history(out)
+    validate_history(out, format="anthropic")  # its tool blocks are gone: plain text left
     assert out["messages"][1]["content"][0]["type"] == "text"
     assert out["messages"][4]["content"][0]["text"].startswith("[Tool results]")
     assert wire == before
@@ -244,9 +244,9 @@ def test_sweep_repairs_any_corruption(case, seed, mode):
     res = repair_orphans(broken, mode=mode)
     assert pair_tool_calls(res.history).ok
     if fmt == "openai":
-        validate_history(res.history)
+        validate_history(res.history, format=fmt)  # "openai"
     else:  # deletions can also break alternation, which the sweep does not claim to fix
-        rules = {v.rule for v in find_violations(res.history)}
+        rules = {v.rule for v in find_violations(res.history, format=format_name(fmt))}
         assert not rules & {"orphan-call", "orphan-result", "tool-result-first"}
     assert wire == before
 
@@ -449,7 +449,7 @@ def test_glyphfold_markers_are_never_real_user_messages():
     with pytest.raises(ValueError, match="marker kind"):
         marked_message("user", "x", "note")  # type: ignore[arg-type]
     wire = [{"role": "user", "content": "q", "x_glyphfold": {"kind": "snapshot"}}]
-    assert not is_turn_start(to_canonical(wire).messages[0])  # the wire key counts too
+    assert not is_turn_start(to_canonical(wire, format="openai").messages[0])  # the wire key too
 
 
 def test_a_compaction_block_is_a_barrier():

@@ -11,7 +11,7 @@ import copy
 import random
 
 import pytest
-from core_histories import wire_histories, wire_messages
+from core_histories import format_name, wire_histories, wire_messages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -123,10 +123,10 @@ def _with_extra_keys(wire, rng: random.Random):
 def test_fast_costing_still_matches_the_reference_with_unknown_keys(case, seed, policy):
     """The per-history fast path and estimate_message_tokens agree, extra keys or not, and
     extra keys never lower an estimate."""
-    _, plain = case
+    fmt, plain = case
     wire = _with_extra_keys(plain, random.Random(seed))
     before = copy.deepcopy(wire)
-    h = to_canonical(wire)
+    h = to_canonical(wire, format=format_name(fmt))
     seg = segment_turns(h)
     current = seg.turns[-1].start if seg.turns else 0
     expected = []

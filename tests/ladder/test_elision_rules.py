@@ -198,7 +198,7 @@ def test_real_sessions_elide_only_what_qualifies():
     seen = 0
     for f in sorted(glob.glob(str(REALDATA / "*.openai.json"))):
         raw = json.loads(Path(f).read_text())
-        h, _ = coerce(raw)
+        h, _ = coerce(raw, format="openai")  # the file name says it
         reasons = elision_reasons(h, cfg).results or {}
         texts = {
             b.call_id: (result_text(b), b.is_error)

@@ -25,7 +25,7 @@ from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import compact, floor_tokens
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compaction"))
-from core_histories import wire_histories
+from core_histories import format_name, wire_histories
 
 REALDATA = Path("/work/shared/realdata")
 RUNGS = [None, "snapshot,trim", "trim", "elide,trim"]
@@ -42,12 +42,13 @@ RUNGS = [None, "snapshot,trim", "trim", "elide,trim"]
     rungs=st.sampled_from(RUNGS),
 )
 def test_every_budget_at_or_above_the_floor_fits(case, extra, rungs):
-    _, history = case
-    floor = floor_tokens(history)
+    fmt, history = case
+    fmt = format_name(fmt)
+    floor = floor_tokens(history, format=fmt)
     for budget in (floor, floor + extra):
-        result = compact(copy.deepcopy(history), budget=budget, rungs=rungs)
+        result = compact(copy.deepcopy(history), budget=budget, rungs=rungs, format=fmt)
         assert result.tokens_after <= budget
-        assert find_violations(result.messages) == []
+        assert find_violations(result.messages, format=fmt) == []
 
 
 @pytest.mark.parametrize("fmt", ["openai", "anthropic"])

@@ -23,7 +23,7 @@ from glyphfold.compaction.ladder.api import compact, recover
 from glyphfold.errors import ContextOverflowError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compaction"))
-from core_histories import wire_histories
+from core_histories import format_name, wire_histories
 
 SETTINGS = settings(
     max_examples=25,
@@ -40,19 +40,20 @@ def _dump(x) -> str:
 @given(case=wire_histories(min_turns=2, max_turns=6), fraction=st.floats(0.05, 1.0))
 def test_compact_fits_or_explains(case, fraction):
     """Output fits and validates, or ContextOverflowError; input untouched; deterministic."""
-    _, history = case
+    fmt, history = case
+    fmt = format_name(fmt)  # plain text is refused unless told (issue 21 item 12)
     before = _dump(history)
     budget = max(50, int(estimate_history_tokens(history, image_policy="all") * fraction))
     try:
-        a = compact(copy.deepcopy(history), budget=budget)
+        a = compact(copy.deepcopy(history), budget=budget, format=fmt)
     except ContextOverflowError as exc:
         assert exc.estimate > budget
         assert _dump(history) == before
         return
     assert _dump(history) == before
     assert a.tokens_after <= budget
-    assert find_violations(a.messages) == []
-    b = compact(copy.deepcopy(history), budget=budget)
+    assert find_violations(a.messages, format=fmt) == []
+    b = compact(copy.deepcopy(history), budget=budget, format=fmt)
     assert _dump(a.messages) == _dump(b.messages)
 
 

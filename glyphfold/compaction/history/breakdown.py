@@ -16,7 +16,15 @@ from typing import Any
 
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.messages import FormatArg, WireHistory, coerce
-from glyphfold.compaction.history.model import Block, History, Image, Message, ToolCall, ToolResult
+from glyphfold.compaction.history.model import (
+    OPENAI,
+    Block,
+    History,
+    Image,
+    Message,
+    ToolCall,
+    ToolResult,
+)
 from glyphfold.compaction.history.tokens import (
     DEFAULT_IMAGE_POLICY,
     DEFAULT_PROFILE,
@@ -95,7 +103,7 @@ def token_breakdown(
     ``profile``, ``counter`` and ``image_policy`` price as
     :func:`~glyphfold.estimate_history_tokens` does (docs/budget.md).
     """
-    h, _ = coerce(history, format=format)
+    h, _ = coerce(history, format=format, plain=OPENAI)  # plain text prices alike
     prof = get_profile(profile)
     costs = token_costs(h, profile=prof, counter=counter, image_policy=image_policy)
     return TokenBreakdown(

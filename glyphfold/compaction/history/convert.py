@@ -210,7 +210,7 @@ def convert_history(history: Any, *, to: str) -> Any:
     input (in the target format). Same format: the input comes back unchanged.
     """
     check_choice("to", to, FORMATS)
-    h, _ = coerce(history)
+    h, _ = coerce(history, plain=to)  # plain text: already in any format
     if h.format == to:
         return history
     result = _to_openai(h) if to in TOOL_MESSAGE_FORMATS else _to_anthropic(h)

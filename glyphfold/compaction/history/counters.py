@@ -99,7 +99,7 @@ def _sendable(h: History) -> History:
 
 def _wire(history: Any, fmt: str) -> Any:
     """The history in ``fmt``, as the provider takes it (no x_glyphfold keys)."""
-    h, _ = coerce(history)
+    h, _ = coerce(history, plain=fmt)  # plain text: read as the format it is sent in
     h = _sendable(h)
     if h.format != fmt:
         h = convert_history(h, to=fmt)

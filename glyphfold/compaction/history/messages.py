@@ -43,7 +43,7 @@ from glyphfold.compaction.history.wire import (
     wire_format,
 )
 from glyphfold.compaction.history.wire.sdk import is_sdk_object, plain_history
-from glyphfold.errors import HistoryFormatError
+from glyphfold.errors import AmbiguousFormatError, HistoryFormatError
 
 __all__ = [
     "FormatArg",
@@ -53,6 +53,7 @@ __all__ = [
     "detect_format",
     "format_evidence",
     "parse_message",
+    "plain_format",
     "to_canonical",
     "to_wire",
 ]
@@ -75,7 +76,12 @@ def parse_message(format: str, i: int, m: Any) -> Message:
 
 
 def detect_format(history: Any) -> str:
-    """Detect the wire format of a history; raise HistoryFormatError if mixed or malformed."""
+    """Detect the wire format of a history.
+
+    Raises :class:`AmbiguousFormatError` for plain user/assistant text that nothing in
+    the history ties to one format (pass ``format=``), HistoryFormatError if mixed or
+    malformed.
+    """
     if isinstance(history, History):
         return history.format
     history, _ = _plain(history)
@@ -85,17 +91,38 @@ def detect_format(history: Any) -> str:
 
 def format_evidence(history: Any) -> str | None:
     """The format ``history`` itself shows (a format-only key or block, glyphfold's stamp on
-    its markers, the request's model name), or None for plain text any format could be."""
+    its markers, the request's model name, a system message in a list), or None for plain
+    text any format could be."""
     if isinstance(history, History):
         return history.format
     history, _ = _plain(history)
     messages, top_signal = _unwrap(history)
-    found = _detect(history, messages, top_signal, default=False)
+    found = _detect(history, messages, top_signal, plain=_EVIDENCE_ONLY)
     return None if found is None else str(found)
 
 
+def plain_format(profile: Any) -> str | None:
+    """The format plain text nothing else identifies is read as under ``profile`` (a
+    name or a Profile; None: none given): the format of the provider that reads the
+    pages, OpenAI or Anthropic; None (refuse) for other providers.
+
+    A bare list of plain messages was read as OpenAI whatever the profile and got
+    ``image_url`` pages an Anthropic model refuses (issue 21 item 12).
+    """
+    if profile is None:
+        return None
+    from glyphfold.render.profiles import get_profile  # numpy-free, but not needed before
+
+    provider = get_profile(profile).provider
+    return provider if provider in (OPENAI, ANTHROPIC) else None
+
+
+# ``plain=`` value of _detect: return None for plain text instead of refusing it
+_EVIDENCE_ONLY = "<evidence only>"
+
+
 def _detect(
-    history: Any, messages: Sequence[Any], top_signal: str | None, *, default: bool = True
+    history: Any, messages: Sequence[Any], top_signal: str | None, *, plain: str | None = None
 ) -> Any:
     found: str | None = top_signal
     found_at: int | None = None
@@ -114,21 +141,52 @@ def _detect(
             raise HistoryFormatError(msg, index=i)
     # Plain user/assistant text is valid in several formats. What can still tell: the
     # format glyphfold stamped on its own markers (a compacted history keeps its format
-    # on the next pass), then the request's model name; failing both, a bare list is
-    # most often OpenAI Chat Completions, a dict envelope with 'messages' Anthropic.
+    # on the next pass), the request's model name, a system message in a list; failing
+    # those, the caller's ``plain`` (a profile's provider) or a refusal.
     if found is None:
-        found = _plain_text_guess(history, messages, default=default)
+        found = _plain_text_format(history, messages, plain=plain)
     return found
 
 
-def _plain_text_guess(history: Any, messages: Sequence[Any], *, default: bool = True) -> Any:
+def _plain_text_format(history: Any, messages: Sequence[Any], *, plain: str | None) -> Any:
     """The format of a history without a format-only key or block (see :func:`_detect`)."""
     found = _stamped_format(messages)
     if found is None and isinstance(history, Mapping):
         found = format_of_model(history.get("model"), messages_key(history) or "messages")
-    if found is None and default:
-        found = ANTHROPIC if isinstance(history, Mapping) else OPENAI
-    return found
+    if found is None and not isinstance(history, Mapping) and _has_system_message(messages):
+        # Anthropic and Bedrock keep the system prompt apart: a list with a system or
+        # developer message is Chat Completions (Responses lists are typed items)
+        found = OPENAI
+    if found is not None:
+        return found
+    if plain == _EVIDENCE_ONLY:
+        return None
+    if plain is not None:
+        return plain
+    raise AmbiguousFormatError(_ambiguous_message(history))
+
+
+def _has_system_message(messages: Sequence[Any]) -> bool:
+    return any(
+        isinstance(m, Mapping) and m.get("role") in ("system", "developer") for m in messages
+    )
+
+
+def _ambiguous_message(history: Any) -> str:
+    shape = (
+        "a {'messages': [...]} body of plain user/assistant text fits the openai and "
+        "anthropic wire formats"
+        if isinstance(history, Mapping)
+        else "a list of plain user/assistant text fits the openai, anthropic and "
+        "responses wire formats"
+    )
+    return (
+        f"{shape}, and nothing in it tells which (no format-only key or block, no "
+        "glyphfold marker, no known 'model' name); the format decides the shape of what "
+        "compaction adds (image pages, markers) and the provider's rules: pass "
+        "format='openai' or format='anthropic' (CLI: --format openai), or an explicit "
+        "profile= of that provider"
+    )
 
 
 def _stamped_format(messages: Sequence[Any]) -> str | None:
@@ -181,13 +239,14 @@ def _unwrap(history: Any) -> tuple[Sequence[Any], str | None]:
 
 
 def _parse_auto(
-    history: Any, messages: Sequence[Any], top_signal: str | None
+    history: Any, messages: Sequence[Any], top_signal: str | None, plain: str | None = None
 ) -> tuple[str, tuple[Message, ...]]:
     """Detect and parse in one pass (the common case); fall back to two passes on a switch."""
-    guess = top_signal or _plain_text_guess(history, messages)
+    evidence = top_signal or _plain_text_format(history, messages, plain=_EVIDENCE_ONLY)
+    guess = evidence or plain or OPENAI  # plain text parses alike: a provisional pick
     fmt = wire_format(guess)
     if fmt.parse_messages is not None:  # list-level formats: detect first (mixing raises)
-        name = _detect(history, messages, top_signal)
+        name = _detect(history, messages, top_signal, plain=plain)
         return name, parse_entries(wire_format(name), messages)
     established = top_signal
     parse = fmt.parse_message
@@ -199,10 +258,15 @@ def _parse_auto(
             if established is not None or s != guess:
                 # mixed history (raises naming the index), or the guess was wrong:
                 # parse again with the detected format
-                name = _detect(history, messages, top_signal)
+                name = _detect(history, messages, top_signal, plain=plain)
                 return name, parse_entries(wire_format(name), messages)
             established = s
         out.append(parse(i, m))
+    if established is None and evidence is None:
+        # nothing but plain text: the caller's format for it, or a refusal
+        name = _plain_text_format(history, messages, plain=plain)
+        if name != guess:
+            return name, parse_entries(wire_format(name), messages)
     return guess, tuple(out)
 
 
@@ -230,10 +294,13 @@ def _plain(history: Any) -> tuple[Any, bool]:
     return history, False
 
 
-def to_canonical(history: Any, *, format: str = "auto") -> History:
+def to_canonical(history: Any, *, format: str = "auto", plain: str | None = None) -> History:
     """Parse a wire history (or pass a History through) into the canonical model.
 
-    ``format`` is ``"auto"`` or one of :data:`FORMATS`. SDK message objects (pydantic
+    ``format`` is ``"auto"`` or one of :data:`FORMATS`. With ``"auto"``, plain
+    user/assistant text that nothing in the history ties to one format (no format-only
+    key or block, no glyphfold marker, no known ``model`` name) is read as ``plain``;
+    ``plain=None`` refuses it with :class:`AmbiguousFormatError`. SDK message objects (pydantic
     models of the openai, anthropic, google-genai and litellm SDKs) are accepted and
     come back as dicts. Raises :class:`HistoryFormatError` naming the message index
     for malformed or mixed input.
@@ -246,7 +313,10 @@ def to_canonical(history: Any, *, format: str = "auto") -> History:
     history, _ = _plain(history)
     messages, top_signal = _unwrap(history)
     if format == "auto":
-        fmt, parsed = _parse_auto(history, messages, top_signal)
+        if plain is not None and plain not in FORMATS:
+            msg = f"plain must be one of {', '.join(FORMATS)} or None, got {plain!r}"
+            raise HistoryFormatError(msg)
+        fmt, parsed = _parse_auto(history, messages, top_signal, plain)
     elif format in FORMATS:
         fmt = format
         parsed = parse_entries(wire_format(fmt), messages)
@@ -317,8 +387,13 @@ def to_wire(history: History) -> list[Any] | dict[str, Any]:
 # ------------------------------------------------------------------ accept wire or canonical
 
 
-def coerce(history: Any, *, format: str = "auto") -> tuple[History, Callable[[History], Any]]:
+def coerce(
+    history: Any, *, format: str = "auto", plain: str | None = None
+) -> tuple[History, Callable[[History], Any]]:
     """Parse ``history`` and return (canonical, restore).
+
+    ``format`` and ``plain`` as for :func:`to_canonical`: a caller whose result does
+    not depend on the format of plain text (pricing, turn splits) passes ``plain``.
 
     ``restore(result)`` gives back the kind the caller passed in: a History for a
     History; for wire input the very input object when ``result`` is the
@@ -327,7 +402,7 @@ def coerce(history: Any, *, format: str = "auto") -> tuple[History, Callable[[Hi
     if isinstance(history, History):
         h = to_canonical(history, format=format)
         return h, _identity
-    h = to_canonical(history, format=format)
+    h = to_canonical(history, format=format, plain=plain)
 
     def restore(result: History) -> Any:
         if result is h:

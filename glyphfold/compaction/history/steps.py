@@ -32,7 +32,7 @@ from typing import Any, Literal, TypeAlias
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.markers import is_marker
 from glyphfold.compaction.history.messages import coerce
-from glyphfold.compaction.history.model import History, Message
+from glyphfold.compaction.history.model import OPENAI, History, Message
 from glyphfold.compaction.history.provider_blocks import compaction_barrier
 from glyphfold.compaction.history.turns import is_turn_start
 from glyphfold.errors import InputError
@@ -81,7 +81,7 @@ def _kind(m: Message) -> StepKind:
 
 def segment_steps(history: Any) -> tuple[Step, ...]:
     """Split every message of a history (wire or canonical) into steps (SPEC §1)."""
-    h, _ = coerce(history)
+    h, _ = coerce(history, plain=OPENAI)  # plain text splits alike in any format
     return _segment(h.messages)
 
 

@@ -43,8 +43,9 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from glyphfold.checks import check_choice, check_int
 from glyphfold.compaction.history.markers import TOOL_RESULTS_PREFIX, X_KEY
-from glyphfold.compaction.history.messages import FormatArg, coerce
+from glyphfold.compaction.history.messages import FormatArg, coerce, plain_format
 from glyphfold.compaction.history.model import (
+    OPENAI,
     History,
     Image,
     Message,
@@ -556,7 +557,8 @@ def token_costs(
     ``format`` names the wire format (docs/wire-formats.md; default: detected).
     """
     get_profile(profile)  # an unknown profile fails here, as in compact(), not only on images
-    h, _ = coerce(history, format=format)
+    # plain text prices alike in every format: read it as the profile's, else OpenAI
+    h, _ = coerce(history, format=format, plain=plain_format(profile) or OPENAI)
     check_choice("image_policy", image_policy, IMAGE_POLICIES)
     if counter is not None and not isinstance(counter, TokenCounter):
         msg = f"counter must have a count(text) -> int method, got {type(counter).__name__}"

@@ -41,7 +41,7 @@ from glyphfold.compaction.history.markers import (
     marked_message,
     marker_kind,
 )
-from glyphfold.compaction.history.messages import FormatArg, coerce
+from glyphfold.compaction.history.messages import FormatArg, coerce, plain_format
 from glyphfold.compaction.history.model import History, Message, Text
 from glyphfold.compaction.history.overflow import is_context_overflow_error
 from glyphfold.compaction.history.splice import append_user_side
@@ -289,7 +289,7 @@ def trim_history(
         check_int("budget", budget, minimum=0)
     if max_turns is not None:
         check_int("max_turns", max_turns, minimum=0)
-    h, restore = coerce(history, format=format)
+    h, restore = coerce(history, format=format, plain=plain_format(profile))
     seg = segment_turns(h)
     pricing: dict[str, Any] = {"profile": profile, "counter": counter, "image_policy": image_policy}
     tc = token_costs(h, segmentation=seg, **pricing)
@@ -383,7 +383,7 @@ def recover_from_overflow(
     if error is not None and not is_context_overflow_error(error):
         msg = f"not a context-overflow error, trimming would not help: {error!s:.200}"
         raise InputError(msg)
-    h, restore = coerce(history)
+    h, restore = coerce(history, plain=plain_format(profile))
     total = token_costs(h, profile=profile, counter=counter, image_policy=image_policy).total
     target = max(1, recovery_target(total))
     res = trim_history(

@@ -30,6 +30,7 @@ from glyphfold.compaction.history.markers import (
 )
 from glyphfold.compaction.history.messages import coerce
 from glyphfold.compaction.history.model import (
+    OPENAI,
     TOOL_MESSAGE_FORMATS,
     Block,
     History,
@@ -98,7 +99,7 @@ class Segmentation:
 
 def segment_turns(history: Any) -> Segmentation:
     """Split a history (wire or canonical) into leading messages and turns (docs/history.md)."""
-    h, _ = coerce(history)
+    h, _ = coerce(history, plain=OPENAI)  # plain text splits alike in any format
     starts = [i for i, m in enumerate(h.messages) if is_turn_start(m)]
     n = len(h.messages)
     if not starts:
@@ -115,7 +116,7 @@ def turn_entry_spans(history: Any) -> tuple[str, list[tuple[int, int]], int]:
     cover them all, and the leading messages belong to the first turn; a history
     without a turn is one range. What the store commits and imports turn by turn.
     """
-    h, _ = coerce(history)
+    h, _ = coerce(history, plain=OPENAI)  # plain text splits alike in any format
     row = wire_format(h.format)
     bounds = [0]
     for m in h.messages:
@@ -200,7 +201,7 @@ def _pair(h: History) -> Pairing:
 
 def pair_tool_calls(history: Any) -> Pairing:
     """Map each tool call id to its result, listing orphans (SPEC §2.1, §2.7)."""
-    h, _ = coerce(history)
+    h, _ = coerce(history, plain=OPENAI)  # plain text splits alike in any format
     return _pair(h)
 
 
@@ -229,7 +230,7 @@ def repair_orphans(history: Any, *, mode: str = "remove") -> SweepResult:
     alternation stays valid. No orphan -> the input is returned unchanged.
     """
     check_choice("mode", mode, SWEEP_MODES)
-    h, restore = coerce(history)
+    h, restore = coerce(history, plain=OPENAI)  # plain text has no orphans to repair
     p = _pair(h)
     if p.ok:
         return SweepResult(restore(h), None)

@@ -219,7 +219,10 @@ def find_violations(
 
     ``format`` names the history's wire format (docs/wire-formats.md; default: detected).
     """
-    h, _ = coerce(history, format=format)
+    if provider is not None:
+        check_choice("provider (or None)", provider, FORMATS, error=HistoryFormatError)
+    # the rules to check against say how to read plain text; nothing else may guess it
+    h, _ = coerce(history, format=format, plain=provider)
     prov = provider or h.format
     check_choice("provider (or None)", prov, FORMATS, error=HistoryFormatError)
     if prov != h.format:

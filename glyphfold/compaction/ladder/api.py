@@ -33,8 +33,8 @@ from typing import Any
 from glyphfold.checks import check_int
 from glyphfold.compaction.history.budget import effective_context_budget, recovery_target
 from glyphfold.compaction.history.events import EventBus, OverflowRecovery
-from glyphfold.compaction.history.messages import FormatArg, HistoryT, coerce, format_evidence
-from glyphfold.compaction.history.model import ANTHROPIC, OPENAI
+from glyphfold.compaction.history.messages import FormatArg, HistoryT, coerce, plain_format
+from glyphfold.compaction.history.model import OPENAI
 from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, ImagePolicy, TokenCounter
 from glyphfold.compaction.ladder.loop import (
     LadderRun,
@@ -66,20 +66,6 @@ from glyphfold.errors import ContextOverflowError, InputError
 from glyphfold.render.profiles import Profile, get_profile
 
 __all__ = ["compact", "floor_tokens", "recover", "shake", "transcript_of"]
-
-
-def _format(history: Any, format: FormatArg, profile: Profile) -> FormatArg:
-    """The format to read ``history`` as: plain text any format could be is read as the
-    format of the provider that will read the pages (the profile), not the container's
-    guess (a bare list was OpenAI and got ``image_url`` pages an Anthropic model refuses)."""
-    if format != "auto" or format_evidence(history) is not None:
-        return format
-    if isinstance(history, list) and any(
-        isinstance(m, Mapping) and m.get("role") in ("system", "developer") for m in history
-    ):
-        return format  # a system message in the list: Chat Completions, never Anthropic
-    by_provider = {OPENAI: OPENAI, ANTHROPIC: ANTHROPIC}
-    return by_provider.get(profile.provider, format)  # type: ignore[return-value]
 
 
 def _ladder_run(
@@ -196,7 +182,7 @@ def compact(
         )
         raise InputError(msg)
     prof = get_profile(profile)
-    h, restore = coerce(history, format=_format(history, format, prof))
+    h, restore = coerce(history, format=format, plain=plain_format(prof))
     run = _ladder_run(
         cfg,
         built,
@@ -239,7 +225,7 @@ def recover(
     :func:`compact`.
     """
     prof = get_profile(profile)
-    h, restore = coerce(history, format=_format(history, format, prof))
+    h, restore = coerce(history, format=format, plain=plain_format(prof))
     estimate = counters(prof, counter, image_policy).count(h)
     target = recovery_target(estimate)
     if target <= 0:
@@ -309,7 +295,7 @@ def shake(
     """
     cfg = config or LadderConfig(elide=ElideConfig(policy="unremarkable"))
     built = build_rungs(("elide", "strip"), config=cfg, allowed=("elide", "strip"))
-    h, restore = coerce(history, format=format)
+    h, restore = coerce(history, format=format, plain=plain_format(profile))
     # target 0: every free rung runs; nothing is dropped, so there is nothing to raise
     run = _ladder_run(
         cfg,
@@ -330,7 +316,7 @@ def shake(
 def transcript_of(history: Any, *, format: FormatArg = "auto") -> str:
     """The transcript the snapshot rung would image if the whole of ``history`` were the
     middle (role marks, calls, results capped per result, image placeholders)."""
-    h, _ = coerce(history, format=format)
+    h, _ = coerce(history, format=format, plain=OPENAI)  # plain text: the same transcript
     text, _spans = serialise(list(enumerate(h.messages)), tool_names(h), TranscriptConfig())
     return text
 
@@ -351,7 +337,7 @@ def floor_tokens(
     thirds of the estimate whenever this fits in it; ``compact()`` reaches any budget
     at or above it.
     """
-    h, _ = coerce(history, format=format)
+    h, _ = coerce(history, format=format, plain=plain_format(profile))
     price = counters(get_profile(profile), counter, image_policy)
     return minimal_tokens(h, price, resolve_pins(h, pins))
 

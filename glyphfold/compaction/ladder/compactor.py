@@ -33,8 +33,8 @@ from glyphfold.checks import check_int
 from glyphfold.compaction.history.budget import effective_context_budget
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
 from glyphfold.compaction.history.markers import SNAPSHOT, X_KEY
-from glyphfold.compaction.history.messages import HistoryT
-from glyphfold.compaction.history.model import History
+from glyphfold.compaction.history.messages import FormatArg, HistoryT
+from glyphfold.compaction.history.model import FORMATS, History
 from glyphfold.compaction.history.validate import count_breakpoints
 from glyphfold.compaction.history.wire import messages_key
 from glyphfold.compaction.ladder.api import compact, floor_tokens
@@ -256,7 +256,9 @@ class Compactor:
     does (``ratio``). ``low`` (0 < low <= 1, default :data:`DEFAULT_LOW_WATERMARK`) is
     the fraction of the budget a compaction brings the history to. ``counter`` prices
     requests (a RequestCounter; default: the estimate under ``profile``). ``namespace``
-    goes into the content digests (a proxy keeps providers apart with it). Other keyword
+    goes into the content digests (a proxy keeps providers apart with it). ``format``
+    names the wire format (a proxy knows it from the route; default: detected, plain
+    text read as the profile's provider's, docs/wire-formats.md). Other keyword
     options go to :func:`glyphfold.compact` (``rungs``, ``summarizer``, ``config``,
     ``pins``, ``renderer``, ``bus``, ``image_policy``...).
 
@@ -278,9 +280,14 @@ class Compactor:
         profile: ProfileArg = "anthropic",
         counter: RequestCounter | None = None,
         namespace: str = "",
+        format: FormatArg = "auto",
         **compact_options: Any,
     ) -> None:
         self.namespace = namespace
+        if format != "auto" and format not in FORMATS:
+            msg = f"format must be 'auto' or one of {', '.join(FORMATS)}, got {format!r}"
+            raise InputError(msg)
+        self.format: FormatArg = format
         self.budget = _resolve_budget(budget, window, ratio)
         if isinstance(low, bool) or not isinstance(low, (int, float)) or not 0 < low <= 1:
             msg = f"low must be a fraction of the budget in (0, 1], got {low!r}"
@@ -301,7 +308,7 @@ class Compactor:
             msg = f"counter must have count_request(history, tools=...), got {counter!r}"
             raise InputError(msg)
         self.counter: RequestCounter = counter or EstimateRequestCounter(profile=profile)
-        for bad in (*_OWN, "format", "profile"):
+        for bad in (*_OWN, "profile"):
             if bad in compact_options:
                 msg = f"{bad}= is the compactor's own; it cannot be passed through to compact()"
                 raise InputError(msg)
@@ -327,7 +334,9 @@ class Compactor:
         focus = self.options.get("focus")  # another focus, another summary (absent: as before)
         return (
             f"{self.namespace}|{self.profile}|{self.budget}|{self.target}|{self.hard_limit}"
-            f"|{rungs!r}" + ("" if focus is None else f"|focus={focus!r}")
+            f"|{rungs!r}"
+            + ("" if focus is None else f"|focus={focus!r}")
+            + ("" if self.format == "auto" else f"|format={self.format}")
         )
 
     def digests(self, history: Any) -> list[bytes]:
@@ -458,7 +467,7 @@ class Compactor:
         except ContextOverflowError as exc:
             first = exc
         pins = self.options.get("pins", ())
-        floor = floor_tokens(candidate, profile=self.profile, pins=pins)
+        floor = floor_tokens(candidate, profile=self.profile, pins=pins, format=self.format)
         budget = self.budget - tools_tokens
         for limit in sorted({min(hard, max(target, floor)), budget, hard}):
             if limit < max(target, 1) or limit > hard:
@@ -470,7 +479,9 @@ class Compactor:
         raise first
 
     def _ladder(self, candidate: Any, budget: int) -> CompactionResult[Any]:
-        return compact(candidate, budget=budget, profile=self.profile, **self.options)
+        return compact(
+            candidate, budget=budget, profile=self.profile, format=self.format, **self.options
+        )
 
     def _remember(self, digests: list[bytes], out: Any, tokens: int) -> None:
         if isinstance(out, History):

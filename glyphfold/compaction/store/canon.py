@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glyphfold.compaction.history.messages import detect_format, to_canonical
+from glyphfold.compaction.history.messages import format_evidence, to_canonical
 from glyphfold.compaction.history.model import OPENAI
 from glyphfold.compaction.history.tokens import estimate_message_tokens
 from glyphfold.compaction.history.turns import is_turn_start
@@ -36,15 +36,11 @@ def signal_format(
 
     ``envelope``: the request dict the messages came in, whose keys can say the format
     (``instructions``/``input``: Responses, ``contents``: Gemini, a Bedrock system
-    list...). Core's detector resolves plain text by the container (list: OpenAI, dict:
-    Anthropic); asking it both ways tells a real signal from that default.
-    Raises HistoryFormatError for mixed or malformed messages.
+    list...), or its model name. Raises HistoryFormatError for mixed or malformed messages.
     """
     if envelope is not None:
-        return detect_format(envelope)
-    as_list = detect_format(list(messages))
-    as_dict = detect_format({"messages": list(messages)})
-    return as_list if as_list == as_dict else None
+        return format_evidence(envelope)
+    return format_evidence(list(messages))
 
 
 def canon_messages(messages: Sequence[Any], *, format: str | None) -> list[Canon]:
