@@ -26,6 +26,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -184,14 +185,16 @@ async def _scenario(url: str, port: int, args: argparse.Namespace, bodies) -> di
     }
 
 
-def _start(tree: Path, fport: int, pport: int) -> subprocess.Popen:
+def _start(tree: Path, fport: int, pport: int, config: Path | None) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    extra = ["--config", str(config)] if config is not None else []
     return subprocess.Popen(
         [
             sys.executable,
             "-m",
             "glyphfold",
             "serve",
+            *extra,
             "--port",
             str(pport),
             "--openai-upstream",
@@ -232,6 +235,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slow", type=int, default=200, help="connections holding half a head")
     ap.add_argument("--stalled", type=int, default=10, help="stalled 30 MB uploads")
     ap.add_argument("--baseline-tree", type=Path, help="also run the proxy from this tree")
+    ap.add_argument(
+        "--threads-too",
+        action="store_true",
+        help="also run this tree with compact_in = 'thread' (the ladder in the proxy process)",
+    )
+    ap.add_argument(
+        "--warm-s", type=float, default=15.0, help="wait after start-up (workers warm up)"
+    )
     args = ap.parse_args(argv)
     bodies = _bodies(args.big)
     print(
@@ -246,21 +257,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         _wait(f"http://127.0.0.1:{fport}/v1/models")
-        trees = [("this tree", ROOT)]
+        threads_cfg = Path(tempfile.mkdtemp()) / "threads.toml"
+        threads_cfg.write_text('compact_in = "thread"\n')
+        trees: list[tuple[str, Path, Path | None]] = [("this tree", ROOT, None)]
         if args.baseline_tree:
-            trees.append((f"baseline {args.baseline_tree}", args.baseline_tree))
-        for label, tree in trees:
+            trees.append((f"baseline {args.baseline_tree}", args.baseline_tree, None))
+        if args.threads_too:
+            trees.append(("this tree, compact_in = thread", ROOT, threads_cfg))
+        for label, tree, config in trees:
             pport = _port()
-            proxy = _start(tree, fport, pport)
+            proxy = _start(tree, fport, pport, config)
             try:
                 url = f"http://127.0.0.1:{pport}"
                 _wait(url + "/healthz")
-                time.sleep(3)  # start-up warm-up (where the tree has one) finishes
+                time.sleep(args.warm_s)  # start-up warm-up (where the tree has one) finishes
+                load = os.getloadavg()
                 res = asyncio.run(_scenario(url, pport, args, bodies))
             finally:
                 proxy.terminate()
                 proxy.wait(30)
             _print(label, res)
+            print(f"load average before / after: {load} / {os.getloadavg()}")
     finally:
         fake.terminate()
         fake.wait(30)

@@ -100,6 +100,9 @@ class ServeConfig:
     summary: SummaryConfig | None = None
     cache_bytes: int = 256 * 1024 * 1024
     compact_workers: int = 2
+    # where the ladder runs: "process" (compact_workers spawned processes, warmed at
+    # start-up: the event loop never waits for the GIL) or "thread" (in this process)
+    compact_in: str = "process"
     passthrough: bool = True  # other paths go upstream unchanged (else provider-shaped 404)
     warm_up: bool = True  # load pricing and the renderer on threads at start-up
     # with --db: "api-key" keeps each API key's conversations apart (a hash of the key
@@ -178,6 +181,9 @@ class ServeConfig:
             msg = (
                 f"conversation_scope must be 'api-key' or 'shared', got {self.conversation_scope!r}"
             )
+            raise InputError(msg)
+        if self.compact_in not in ("process", "thread"):
+            msg = f"compact_in must be 'process' or 'thread', got {self.compact_in!r}"
             raise InputError(msg)
         for name in ("passthrough", "warm_up"):
             if not isinstance(getattr(self, name), bool):

@@ -12,6 +12,7 @@ compacts to a lower target and the snapshot pages already sent stay frozen in pl
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from glyphfold.errors import ContextOverflowError, GlyphfoldError
 from glyphfold.serve.prefix_cache import FitCache
 from glyphfold.serve.providers import Endpoint, history_items
 from glyphfold.serve.windows import ModelResolution
+from glyphfold.serve.workers import PooledCompactor
 
 __all__ = ["Fit", "FitContext", "fit_request", "price", "recover_request"]
 
@@ -46,6 +48,7 @@ class FitContext:
     cache: FitCache
     summarizer: Any = None
     bus: Any = None
+    pool: Any = None  # a CompactionPool: the ladder runs in its worker processes
 
     @property
     def history_budget(self) -> int:
@@ -114,12 +117,17 @@ def _price(ctx: FitContext) -> tuple[Fit | None, int]:
 
 
 def _compactor(ctx: FitContext) -> Compactor:
-    """A new conversation's compactor: the budget a target, the window the hard limit."""
+    """A new conversation's compactor: the budget a target, the window the hard limit.
+
+    With a pool (and no summarizer, whose model client stays here) its ladder runs in a
+    worker process; the compactor itself, with what it sent, stays in this process."""
     window = ctx.model.window
     hard = None
     if window is not None and window - ctx.overhead - ctx.reserve > ctx.history_budget:
         hard = window - ctx.overhead
-    return Compactor(
+    pooled = ctx.pool is not None and ctx.summarizer is None
+    make: Any = functools.partial(PooledCompactor, ctx.pool) if pooled else Compactor
+    return make(  # type: ignore[no-any-return]
         budget=ctx.history_budget,
         window=hard,
         reserve=ctx.reserve if hard is not None else 0,

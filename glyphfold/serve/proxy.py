@@ -44,6 +44,7 @@ from glyphfold.serve.relay import (
 )
 from glyphfold.serve.upstream import Upstream, response_headers
 from glyphfold.serve.windows import LearnedWindows, resolve_model, stated_window
+from glyphfold.serve.workers import CompactionPool
 
 __all__ = ["Proxy"]
 
@@ -156,6 +157,7 @@ class Proxy:
             else None
         )
         self._cpu = asyncio.Semaphore(cfg.compact_workers)
+        self.pool = CompactionPool(cfg.compact_workers) if cfg.compact_in == "process" else None
         self._pricing = ThreadPoolExecutor(_PRICING_WORKERS, thread_name_prefix="glyphfold-price")
         self._abandoned: set[asyncio.Future[Any]] = set()  # fits of clients that hung up
         self.warm_threads: list[Any] = []
@@ -163,17 +165,24 @@ class Proxy:
 
     def warm_up(self) -> None:
         """Load pricing and the renderer on threads now (issue 21 item 9): the first
-        request does not pay for the imports, nor the first compaction for the kernels."""
-        renderer = glyphfold.warm_up(background=True)
-        if renderer is not None:
-            self.warm_threads.append(renderer)
+        request does not pay for the imports, nor the first compaction for the kernels.
+        With worker processes the workers load the renderer (the ladder runs there), this
+        process only pricing: its CPU at start-up goes to the workers' warm-up."""
+        if self.pool is None:
+            renderer = glyphfold.warm_up(background=True)
+            if renderer is not None:
+                self.warm_threads.append(renderer)
         self.warm_threads.append(self._pricing.submit(_warm_pricing))
+        if self.pool is not None:  # spawn and warm the compaction workers
+            self.warm_threads.extend(self.pool.warm_up())
 
     async def aclose(self) -> None:
         """Close the upstream pools, finish store commits, close the log."""
         if self._abandoned:
             await asyncio.gather(*list(self._abandoned), return_exceptions=True)
         self._pricing.shutdown(wait=False, cancel_futures=True)
+        if self.pool is not None:
+            self.pool.shutdown()
         for up in self.upstreams.values():
             await up.aclose()
         if self.recorder is not None:
@@ -434,6 +443,7 @@ class Proxy:
             cache=self.cache,
             summarizer=self.summarizer,
             bus=self.bus,
+            pool=self.pool,
         )
 
     async def _fit(self, ctx: FitContext, unchanged: Fit, gone: asyncio.Event | None = None) -> Fit:

@@ -72,6 +72,9 @@ def serve(fake: FakeUpstream) -> Iterator[Any]:
             **{
                 "openai_upstream": fake.url,  # type: ignore[attr-defined]
                 "anthropic_upstream": fake.url,  # type: ignore[attr-defined]
+                # the ladder on threads: two spawned workers per test proxy would cost
+                # seconds of CPU each (tests of the process pool ask for it)
+                "compact_in": "thread",
                 **overrides,
             }
         )

@@ -27,7 +27,7 @@ def _body(i: int, j: int) -> tuple[str, dict[str, str], bytes]:
 
 @pytest.mark.slow
 def test_fifty_clients_twenty_requests_each(serve, fake):
-    srv = serve()
+    srv = serve(compact_in="process")  # glyphfold serve's default: workers spawned at start
     result = run_load(
         srv.url, clients=CLIENTS, requests=REQUESTS, make=_body, timeout_s=120, keep_bodies=True
     )
