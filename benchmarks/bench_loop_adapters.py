@@ -417,8 +417,9 @@ def run_framework(
     res.finished = d.finished and not res.error
     res.compactions = d.compactions
     res.priced = httpx.get(f"{direct}/runs/{d.run}", timeout=30).json()
-    n, same = calls.replay()
-    res.replay = f"{n}, {'same' if same else 'DIFFERENT'} actions"  # type: ignore[attr-defined]
+    if calls.seen:
+        n, same = calls.replay()
+        res.replay = f"{n}, {'same' if same else 'DIFFERENT'} actions"  # type: ignore[attr-defined]
     return res
 
 
@@ -486,10 +487,12 @@ def main(argv: list[str] | None = None) -> int:
                 r = run_framework(
                     name, api, direct=direct, steps=args.steps, window=args.window, low=low
                 )
-                shares.append(r.share)
+                if r.finished:
+                    shares.append(r.share)
                 print(_row(api, r, args.steps, base), flush=True)
-            print(f"<!-- {api}: share spread {max(shares) - min(shares):.3f} -->", flush=True)
-        print(f"load at the end {os.getloadavg()[0]:.1f}; median of shares is over accepted")
+            spread = max(shares) - min(shares)
+            print(f"{api}: repeated share spread over the finished glyphfold runs {spread:.3f}")
+        print(f"load at the end {os.getloadavg()[0]:.1f}")
     finally:
         fake.terminate()
         try:
