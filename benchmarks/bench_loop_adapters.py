@@ -69,6 +69,7 @@ FRAMEWORKS = ("langchain", "openai-agents", "pydantic-ai", "smolagents", "llamai
 # SDK's MessageParam ("Cannot instantiate typing.Union"), for any message.
 CLIENTS = {
     "chat": ("langchain", "openai-agents", "pydantic-ai", "smolagents", "llamaindex"),
+    "responses": ("langchain", "openai-agents", "pydantic-ai"),
     "messages": ("langchain", "pydantic-ai", "llamaindex"),
 }
 TOOL_DOC = TOOL["description"]
@@ -78,6 +79,42 @@ def bash_result(cmd: str) -> str:
     """The tool's result for the scripted ``cat src/module_k.py``: bench_loop's output k."""
     m = re.search(r"module_(\d+)", cmd)
     return tool_output(int(m.group(1))) if m else f"unknown command: {cmd}"
+
+
+_IDS = iter(range(1, 1 << 62))
+
+
+def _unique_ids(response: httpx.Response, body: bytes) -> httpx.Response:
+    """loop_upstream answers every Responses call with the id ``resp_bench``; LangGraph's
+    message reducer takes a second AIMessage with the same id for an edit of the first and
+    replaces it (a real API's ids differ per response). Each response gets its own."""
+    n = next(_IDS)
+    body = body.replace(b'"resp_bench"', b'"resp_bench_%d"' % n)
+    body = body.replace(b'"msg_bench"', b'"msg_bench_%d"' % n)
+    headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
+    return httpx.Response(response.status_code, headers=headers, content=body)
+
+
+class _UniqueIds(httpx.BaseTransport):
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if not request.url.path.endswith("/responses"):
+            return response
+        return _unique_ids(response, response.read())
+
+
+class _AsyncUniqueIds(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if not request.url.path.endswith("/responses"):
+            return response
+        return _unique_ids(response, await response.aread())
 
 
 @dataclass
@@ -108,10 +145,16 @@ class Drive:
     def http(self, lib: Any = httpx) -> Any:
         """An HTTP client that tags each request (``lib``: the SDK's httpx: the anthropic
         SDK 2.x takes only ``httpx2`` clients)."""
-        return lib.Client(event_hooks={"request": [self._tag]}, timeout=120)
+        kw: dict[str, Any] = {"event_hooks": {"request": [self._tag]}, "timeout": 120}
+        if lib is httpx:
+            kw["transport"] = _UniqueIds(httpx.HTTPTransport())
+        return lib.Client(**kw)
 
     def ahttp(self, lib: Any = httpx) -> Any:
-        return lib.AsyncClient(event_hooks={"request": [self._atag]}, timeout=120)
+        kw: dict[str, Any] = {"event_hooks": {"request": [self._atag]}, "timeout": 120}
+        if lib is httpx:
+            kw["transport"] = _AsyncUniqueIds(httpx.AsyncHTTPTransport())
+        return lib.AsyncClient(**kw)
 
     def bash(self, cmd: str) -> str:
         self.tool_calls += 1
@@ -187,6 +230,7 @@ def run_langchain(d: Drive, opts: dict[str, Any]) -> None:
             api_key="sk-bench",
             max_retries=0,
             http_client=d.http(),
+            use_responses_api=d.api == "responses",
         )
     middleware = GlyphfoldMiddleware(on_compact=d.on_compact, **opts)
     agent = create_agent(model, [bash], system_prompt=SYSTEM, middleware=[middleware])
@@ -208,7 +252,13 @@ def run_openai_agents(d: Drive, opts: dict[str, Any]) -> None:
         """Run a shell command in the repository and return its output."""
         return d.bash(cmd)
 
-    model = OpenAIChatCompletionsModel(model=MODEL, openai_client=d.openai())
+    model: Any
+    if d.api == "responses":  # the SDK's default model class
+        from agents import OpenAIResponsesModel
+
+        model = OpenAIResponsesModel(model=MODEL, openai_client=d.openai())
+    else:
+        model = OpenAIChatCompletionsModel(model=MODEL, openai_client=d.openai())
     agent = Agent(name="coder", instructions=SYSTEM, model=model, tools=[bash])
     filt = GlyphfoldInputFilter(on_compact=d.on_compact, **opts)
     config = RunConfig(call_model_input_filter=filt, tracing_disabled=True)
@@ -231,10 +281,11 @@ def run_pydantic_ai(d: Drive, opts: dict[str, Any]) -> None:
             MODEL, provider=AnthropicProvider(anthropic_client=d.anthropic())
         )
     else:
-        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
-        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=d.openai()))
+        cls = OpenAIResponsesModel if d.api == "responses" else OpenAIChatModel
+        model = cls(MODEL, provider=OpenAIProvider(openai_client=d.openai()))
     history = GlyphfoldHistory(on_compact=d.on_compact, **opts)
     agent = Agent(
         model,
@@ -439,7 +490,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--window", type=int, default=64_000)
     ap.add_argument("--low", type=float, default=None, help="the low watermark (all runs)")
-    ap.add_argument("--apis", default="chat,messages", help="comma-separated: chat, messages")
+    ap.add_argument(
+        "--apis",
+        default="chat,responses,messages",
+        help="comma-separated: chat, responses, messages",
+    )
     ap.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     args = ap.parse_args(argv)
     from glyphfold.compaction.ladder.compactor import DEFAULT_LOW_WATERMARK
