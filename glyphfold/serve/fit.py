@@ -12,7 +12,6 @@ compacts to a lower target and the snapshot pages already sent stay frozen in pl
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -125,19 +124,19 @@ def _compactor(ctx: FitContext) -> Compactor:
     hard = None
     if window is not None and window - ctx.overhead - ctx.reserve > ctx.history_budget:
         hard = window - ctx.overhead
-    pooled = ctx.pool is not None and ctx.summarizer is None
-    make: Any = functools.partial(PooledCompactor, ctx.pool) if pooled else Compactor
-    return make(  # type: ignore[no-any-return]
-        budget=ctx.history_budget,
-        window=hard,
-        reserve=ctx.reserve if hard is not None else 0,
-        profile=ctx.model.profile,
-        rungs=ctx.rungs,
-        summarizer=ctx.summarizer,
-        bus=ctx.bus,
-        namespace=ctx.endpoint.provider,
-        format=ctx.endpoint.format,  # the route says it (a claude model on /v1/chat/completions)
-    )
+    options: dict[str, Any] = {
+        "window": hard,
+        "reserve": ctx.reserve if hard is not None else 0,
+        "profile": ctx.model.profile,
+        "rungs": ctx.rungs,
+        "summarizer": ctx.summarizer,
+        "bus": ctx.bus,
+        "namespace": ctx.endpoint.provider,
+        "format": ctx.endpoint.format,  # the route says it (a claude model on chat completions)
+    }
+    if ctx.pool is not None and ctx.summarizer is None:
+        return PooledCompactor(ctx.pool, ctx.history_budget, **options)
+    return Compactor(ctx.history_budget, **options)
 
 
 def _as_fit(ctx: FitContext, fitted: Fitted[Any], before: int, cache: str) -> Fit:
