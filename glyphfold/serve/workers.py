@@ -23,10 +23,12 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from glyphfold.compaction.ladder.compactor import Compactor
 from glyphfold.compaction.ladder.result import CompactionResult
+from glyphfold.errors import GlyphfoldError
 
 __all__ = ["CompactionPool", "PooledCompactor"]
 
@@ -81,8 +83,22 @@ class CompactionPool:
         return [pool.submit(_ready) for _ in range(self.workers)]
 
     def compact(self, history: Any, **options: Any) -> CompactionResult[Any]:
-        """:func:`glyphfold.compact` in a worker; blocks the calling thread (GIL released)."""
-        return self._executor().submit(_compact, history, options).result()
+        """:func:`glyphfold.compact` in a worker; blocks the calling thread (GIL released).
+
+        A worker that died (killed, out of memory) breaks the pool: this compaction
+        raises a GlyphfoldError (serve sends the request as the client sent it) and the
+        next one starts new workers.
+        """
+        pool = self._executor()
+        try:
+            return pool.submit(_compact, history, options).result()
+        except BrokenProcessPool:
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
+            msg = "a compaction worker process died; new workers start with the next compaction"
+            raise GlyphfoldError(msg) from None
 
     def shutdown(self) -> None:
         """Stop the workers; a compaction still running is abandoned (its client is gone)."""

@@ -56,3 +56,24 @@ def test_compact_in_is_checked():
 
     with pytest.raises(ValueError, match="compact_in must be 'process' or 'thread'"):
         ServeConfig(compact_in="fork")
+
+
+def test_a_dead_worker_fails_one_compaction_and_the_next_starts_new_workers():
+    import signal
+
+    import pytest
+
+    from glyphfold.errors import GlyphfoldError
+    from glyphfold.serve.workers import CompactionPool
+
+    history = openai_history(12, chars=4_000)
+    pool = CompactionPool(1)
+    try:
+        (pid,) = [f.result(timeout=120) for f in pool.warm_up()]
+        os.kill(pid, signal.SIGKILL)  # as the OOM killer would
+        with pytest.raises(GlyphfoldError, match="worker process died"):
+            pool.compact(history, budget=4_000, profile="openai", format="openai")
+        result = pool.compact(history, budget=4_000, profile="openai", format="openai")
+        assert result.tokens_after <= 4_000 and result.history is None
+    finally:
+        pool.shutdown()
