@@ -52,6 +52,7 @@ from tests.serve.fake_upstream import _png_size  # noqa: E402
 CACHE_READ, CACHE_WRITE, OUTPUT = 0.1, 1.25, 5.0  # x the base input price (Anthropic)
 MIN_CACHED = 1024  # Anthropic caches no shorter prefix
 LOOKBACK = 20  # blocks a breakpoint looks back for an earlier entry (Anthropic)
+MAX_BREAKPOINTS = 4  # Anthropic refuses a request with more cache_control blocks
 SUMMARY_TOKENS = 2_000
 _MARKERS = ("cache_control", "prompt_cache_breakpoint")
 
@@ -250,6 +251,20 @@ def _image_data(x: dict[str, Any]) -> str | None:
     if src is not None and isinstance(src.get("data"), str):
         return str(src["data"])
     return None
+
+
+def breakpoints(body: dict[str, Any]) -> int:
+    """How many ``cache_control`` breakpoints an Anthropic request holds (tools, system,
+    messages, nested blocks too)."""
+
+    def count(x: Any) -> int:
+        if isinstance(x, dict):
+            return int("cache_control" in x) + sum(count(v) for v in x.values())
+        if isinstance(x, list):
+            return sum(count(v) for v in x)
+        return 0
+
+    return sum(count(body.get(k)) for k in ("tools", "system", "messages"))
 
 
 def _has_marker(x: Any) -> bool:
@@ -503,6 +518,12 @@ class LoopUpstream:
 
     async def _messages(self, request: Request) -> Response:
         body = await request.json()
+        marks = breakpoints(body)
+        if marks > MAX_BREAKPOINTS:  # refused before anything is priced, as the API does
+            msg = f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+            msg += f"Found {marks}."
+            err = {"type": "invalid_request_error", "message": msg}
+            return JSONResponse({"type": "error", "error": err}, 400)
         reserve = int(body.get("max_tokens", 0))
         tokens, ok = self._take(request, body, reserve)
         if not ok:

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 pytest.importorskip("starlette")
 
-from loop_upstream import Pricer, image_tokens  # noqa: E402
+from loop_upstream import MAX_BREAKPOINTS, Pricer, breakpoints, image_tokens  # noqa: E402
 
 CC = {"type": "ephemeral"}
 BIG = "x" * 8_000  # 2,000 tokens
@@ -133,3 +133,20 @@ def test_openai_caches_every_earlier_prefix_without_markers() -> None:
     assert second.cached == pytest.approx(first.tokens, abs=1)  # 4 chars a token, rounded
     assert second.written == second.tokens - second.cached
     assert second.share == pytest.approx(first.tokens / second.tokens, abs=1e-3)
+
+
+def test_more_than_four_breakpoints_are_counted_for_the_refusal() -> None:
+    body = _conv(3)  # system + newest block: 2
+    assert breakpoints(body) == 2
+    for m in body["messages"][1:4]:
+        m["content"] = [{**m["content"][0], "cache_control": CC}]
+    assert breakpoints(body) == 5 > MAX_BREAKPOINTS
+    from loop_upstream import LoopUpstream
+    from starlette.testclient import TestClient
+
+    with TestClient(LoopUpstream(64_000).app()) as client:
+        r = client.post("/v1/messages", json={"model": "m", "max_tokens": 10, **body})
+        assert r.status_code == 400 and "maximum of 4 blocks with cache_control" in r.text
+        body["messages"][1]["content"][0].pop("cache_control")
+        r = client.post("/v1/messages", json={"model": "m", "max_tokens": 10, **body})
+        assert r.status_code == 200
