@@ -293,3 +293,34 @@ def _strip_markers(x):
     if isinstance(x, list):
         return [_strip_markers(v) for v in x]
     return x
+
+
+def test_a_retry_and_an_older_marker_keep_the_callers_breakpoints():
+    """The remembered output keeps no harness marker; the caller's, on messages the
+    output holds unchanged, are placed again: a retry of the same request (a hit) is
+    cached up to its end like the first try, and a marker on the message before the
+    newest stays (issue 19: a hit sent without the harness's marker was billed 1x)."""
+    h = anthropic_history(30, chars=6000)
+    cc = {"type": "ephemeral"}
+
+    def request(n: int, marked: tuple[int, ...] = (-1,)) -> dict:
+        msgs = copy.deepcopy(h["messages"][:n])
+        for i in marked:
+            msgs[i]["content"][-1]["cache_control"] = cc
+        return {"system": h["system"], "messages": msgs}
+
+    c = glyphfold.Compactor(budget=20_000)
+    first = c(request(41))
+    assert first.action == "compact"
+    again = c(request(41))
+    assert again.action == "hit"
+    assert again.messages["messages"][-1]["content"][-1]["cache_control"] == cc
+    assert _dump(again.messages).replace('"cache_control": {"type": "ephemeral"}, ', "") == _dump(
+        first.messages
+    ).replace('"cache_control": {"type": "ephemeral"}, ', "")
+    nxt = c(request(43, marked=(-1, -3)))
+    assert nxt.action == "append"
+    msgs = nxt.messages["messages"]
+    assert msgs[-1]["content"][-1]["cache_control"] == cc
+    assert msgs[-3]["content"][-1]["cache_control"] == cc
+    assert _dump(nxt.messages).count("cache_control") <= 4

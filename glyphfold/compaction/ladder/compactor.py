@@ -446,14 +446,20 @@ class Compactor:
         if memo is None or n == 0 or n > len(digests) or digests[n - 1] != memo.digests[-1]:
             return history, "none", digests, []
         previous = self._previous(memo, history)
-        if n == len(digests):
-            return previous, "hit", digests, []
-        _, prev_items = _split(previous)
         new = items[n:]
+        if memo.history is not None:
+            if not new:
+                return previous, "hit", digests, []
+            joined = _limited([*previous.messages, *new], system, tools)
+            return _join(previous, joined), "append", digests, new
+        _, prev_items = _split(previous)
         joined = [*prev_items, *new]
-        if memo.items is None or not self._within_marker_limit(memo, new, system, tools):
+        # the caller's breakpoints on the newest messages it sent before (a retry of the
+        # same request, a marker on the message before the newest) are placed again
+        marked = _callers_markers(joined, items, len(new))
+        if marked or not self._within_marker_limit(memo, new, system, tools):
             joined = _limited(joined, system, tools)
-        return _join(previous, joined), "append", digests, new
+        return _join(previous, joined), "append" if new else "hit", digests, new
 
     def _within_marker_limit(
         self, memo: _Memo, new: list[Any], system: Any, tools: Sequence[Any] | None
@@ -581,6 +587,35 @@ class Compactor:
         assert memo.items is not None
         memo.items.extend(_private(new))
         memo.nbytes += _json_size(new)
+
+
+# how far back from the newest message a caller's breakpoint is carried onto the output
+_MARKED_REACH = 8
+
+
+def _callers_markers(joined: list[Any], items: list[Any], n_new: int) -> int:
+    """Put the caller's marked messages in place of the remembered ones they equal.
+
+    The remembered output keeps no harness breakpoint (each request brings its own);
+    one on a message the output holds unchanged (the same content, markers aside, at
+    the same distance from the end, before any snapshot block) is restored by taking
+    the caller's message there. Returns how many messages were taken (``joined`` is
+    changed in place).
+    """
+    taken = 0
+    for j in range(n_new + 1, min(len(items), len(joined), _MARKED_REACH) + 1):
+        mine, theirs = joined[-j], items[-j]
+        if _is_snapshot_item(mine):
+            break
+        if not (
+            count_breakpoints([theirs], "cache_control")
+            or count_breakpoints([theirs], "cachePoint")
+        ):
+            continue
+        if _digest_of(mine) == _digest_of(theirs):  # unchanged by the ladder
+            joined[-j] = theirs
+            taken += 1
+    return taken
 
 
 def _limited(items: list[Any], system: Any, tools: Sequence[Any] | None) -> list[Any]:
