@@ -16,7 +16,8 @@ with Anthropic's prompt-cache prices (:class:`Pricer`), the way each provider ca
 - OpenAI (Chat Completions, Responses): automatic prefix caching, no markers: the
   longest block prefix any earlier request of the run sent is a cache read; the rest
   is priced as a cache write (1.25x: as if an Anthropic harness marked the end of
-  every request), so the two APIs' numbers compare. Images by OpenAI's tile formula.
+  every request), so the two APIs' numbers compare. Images by OpenAI's patch formula
+  (gpt-5.4, ``detail: high``: 32-px patches, at most 2,500: a 1600x1600 page is 2,500).
 
 Output tokens cost 5x. The repeated share of a request: the tokens of its leading
 blocks that repeat the previous request's, over its tokens.
@@ -53,6 +54,7 @@ CACHE_READ, CACHE_WRITE, OUTPUT = 0.1, 1.25, 5.0  # x the base input price (Anth
 MIN_CACHED = 1024  # Anthropic caches no shorter prefix
 LOOKBACK = 20  # blocks a breakpoint looks back for an earlier entry (Anthropic)
 MAX_BREAKPOINTS = 4  # Anthropic refuses a request with more cache_control blocks
+PATCH_BUDGET = 2_500  # OpenAI patch models, detail: high
 SUMMARY_TOKENS = 2_000
 _MARKERS = ("cache_control", "prompt_cache_breakpoint")
 
@@ -80,13 +82,17 @@ def image_tokens(width: int, height: int, provider: str) -> int:
     if provider == "anthropic":  # pixels / 750, after a fit into 1568 px on the long side
         scale = min(1.0, 1568 / max(width, height))
         return math.ceil(width * scale * height * scale / 750)
-    # OpenAI detail=high: fit into 2048x2048, shortest side to 768, 512-px tiles
+    # OpenAI patch models (gpt-5.4, detail: high): 32-px patches, a 2,500-patch budget
+    # within 2048 px; over the budget the image is shrunk by sqrt(32*32*budget / (w*h)),
+    # then again so that whole patches span the limiting side ("Images and vision")
     scale = min(1.0, 2048 / max(width, height))
     w, h = width * scale, height * scale
-    short = min(w, h)
-    if short > 768:
-        w, h = w * 768 / short, h * 768 / short
-    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+    if math.ceil(w / 32) * math.ceil(h / 32) > PATCH_BUDGET:
+        shrink = math.sqrt(32 * 32 * PATCH_BUDGET / (w * h))
+        w, h = w * shrink, h * shrink
+        fit = min(math.floor(w / 32) / (w / 32), math.floor(h / 32) / (h / 32))
+        w, h = w * fit, h * fit
+    return math.ceil(w / 32) * math.ceil(h / 32)
 
 
 def count_tokens(body: dict[str, Any], provider: str = "anthropic") -> int:

@@ -150,3 +150,10 @@ def test_more_than_four_breakpoints_are_counted_for_the_refusal() -> None:
         body["messages"][1]["content"][0].pop("cache_control")
         r = client.post("/v1/messages", json={"model": "m", "max_tokens": 10, **body})
         assert r.status_code == 200
+
+
+def test_openai_images_are_32px_patches_within_the_budget() -> None:
+    assert image_tokens(1600, 1600, "openai") == 2_500  # 50 x 50 patches
+    assert image_tokens(1024, 1024, "openai") == 1_024  # the guide's example
+    assert 2_400 < image_tokens(1800, 2400, "openai") <= 2_500  # over the budget: shrunk
+    assert image_tokens(1600, 400, "openai") == 50 * 13
