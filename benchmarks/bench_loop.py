@@ -14,11 +14,14 @@ Responses) three runs of the same loop:
 - ``library``: straight to the upstream, the history fitted by a ``glyphfold.Compactor``
   in the client's own loop (the same budget as the proxy's).
 
-Per run: steps finished, compactions, the share of each request that repeats the previous
-request's leading part (median of the last 10: what a provider's prompt cache can serve),
-the cost under Anthropic's cache prices (cache read 0.1x, write 1.25x, output 5x the base
-input price) relative to ``self`` in the same process run, and (``serve``) the proxy's added
-time p50/p90 over all requests from its ``server-timing`` header.
+Per run: steps finished, compactions, the share of each request's tokens that repeats the
+previous request's leading blocks (median of the last 10), the cost under Anthropic's
+cache prices as each provider caches (:class:`loop_upstream.Pricer`: breakpoints and the
+20-block lookback for Anthropic, automatic prefixes for OpenAI; read 0.1x, write 1.25x,
+plain 1x, output 5x the base input price) relative to ``self`` in the same process run,
+and (``serve``) the proxy's added time p50/p90 over all requests from its
+``server-timing`` header. The Anthropic client marks its requests as Claude Code does
+(:func:`marked`), in every mode.
 """
 
 from __future__ import annotations
