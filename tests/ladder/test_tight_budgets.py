@@ -1,0 +1,94 @@
+"""Issue 20, SPEC §5.9: at tight budgets the snapshot still draws pages, and uses its room.
+
+A plan that images nothing (every imaged step dropped, one marker line instead of the
+middle) is never chosen: a cut plan with a page, or trim, keeps more. Shortened pages
+fill the room the target leaves (the fit is re-planned against what the build cost).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.compaction.history.validate import find_violations
+from glyphfold.compaction.ladder.api import compact
+
+
+def observation(k: int) -> str:
+    """A text agent's observation, sent as a user message (the ``__plain`` shape)."""
+    rows = [f"/testbed/pkg/mod_{k}/file_{j}.py:{10 + j}: def handler_{k}_{j}()" for j in range(40)]
+    return "OBSERVATION:\n" + "\n".join(rows)
+
+
+def plain_session(steps: int = 27) -> list[dict[str, str]]:
+    """A long instruction head, then one user observation per step (no tool calls)."""
+    system = "You are a coding agent. " + " ".join(f"Rule {k}: be exact." for k in range(300))
+    msgs = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": "Fix the failing handler in /testbed/pkg."},
+    ]
+    for k in range(steps):
+        msgs.append({"role": "assistant", "content": f"Step {k}: grep -n handler_{k} pkg"})
+        msgs.append({"role": "user", "content": observation(k)})
+    msgs.append({"role": "assistant", "content": "Done: the handler is fixed."})
+    return msgs
+
+
+def snapshot_entry(result):
+    return next((e for e in result.ledger if e.rung == "snapshot"), None)
+
+
+@pytest.mark.parametrize("budget", [2950, 3000, 3050, 3100])
+def test_a_plan_that_images_nothing_is_never_chosen(budget):
+    """The tight-budget bug of issue 20: every imaged step dropped, no page drawn, the
+    middle replaced by one marker line (0.1 chose it at 3,000 here). Either a page is
+    drawn, or the snapshot steps aside and trim keeps the newest steps as text."""
+    wire = plain_session()
+    result = compact(wire, budget=budget)
+    assert result.tokens_after <= budget
+    assert find_violations(result.messages) == []
+    e = snapshot_entry(result)
+    assert e is not None
+    if e.tokens_after < e.tokens_before:  # the snapshot acted: it drew a page
+        assert len(result.pages) >= 1
+        assert e.extra["new_blocks"] >= 1
+        assert not any("were dropped to fit" in e.note for e in result.ledger)
+    else:
+        assert "skipped" in e.note
+        assert any(x.rung == "trim" for x in result.ledger)
+
+
+REALDATA = Path(__file__).resolve().parents[3] / "shared" / "realdata"
+if not REALDATA.is_dir():
+    REALDATA = Path("/work/shared/realdata")
+
+
+def test_the_real_session_keeps_a_page_at_a_fifth_of_its_estimate():
+    """adp_swe-smith_0__plain (a text agent: every observation a user message) at 20%:
+    0.1 drew no page and kept 0 of the middle's checkable facts (issue 20)."""
+    path = REALDATA / "adp_swe-smith_0__plain.openai.json"
+    if not path.exists():
+        pytest.skip("../shared/realdata is absent")
+    wire = json.loads(path.read_text(encoding="utf-8"))
+    budget = estimate_history_tokens(wire) // 5
+    result = compact(wire, budget=budget)
+    assert result.tokens_after <= budget
+    assert result.pages
+    e = snapshot_entry(result)
+    assert e.extra["new_blocks"] == 1 and e.extra["source_chars"] > 2_000
+
+
+@pytest.mark.parametrize("budget", [3200, 3250])
+def test_shortened_pages_use_the_room_the_target_leaves(budget):
+    """A lossy snapshot re-plans until less than a sixteenth of a page (64 tokens at
+    least) of the budget is unused (0.1 stopped with up to a page of room left)."""
+    wire = plain_session()
+    result = compact(wire, budget=budget, rungs="snapshot")
+    e = snapshot_entry(result)
+    assert e is not None and e.extra["lossy"]
+    assert result.pages
+    page = max(p.image_tokens for p in result.pages)
+    assert 0 <= budget - result.tokens_after < max(64, page // 16)
