@@ -15,6 +15,13 @@ import pytest
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import compact
+from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
+    OFF_PAGE_HEADER,
+    FactsheetConfig,
+    extract_facts,
+    format_factsheet,
+    run_facts,
+)
 
 
 def observation(k: int) -> str:
@@ -92,3 +99,35 @@ def test_shortened_pages_use_the_room_the_target_leaves(budget):
     assert result.pages
     page = max(p.image_tokens for p in result.pages)
     assert 0 <= budget - result.tokens_after < max(64, page // 16)
+
+
+def test_the_factsheet_of_a_lossy_snapshot_lists_the_cut_words_ids_first():
+    """Words cut to fit are on no page: their paths and ids lead the factsheet (issue 20),
+    within the same caps; the pages' own identifiers fill what is left."""
+    cut = "opened /srv/old/config_a.yaml, commit 3f9a1c2b7e, then /srv/old/config_b.yaml"
+    shown = "now reading /srv/new/main.py at deadbeef42"
+    source = cut + "\n" + shown
+    facts = run_facts(shown, source)
+    off = [f.value for f in facts if f.off_page]
+    on = [f.value for f in facts if not f.off_page]
+    assert off == ["/srv/old/config_a.yaml", "3f9a1c2b7e", "/srv/old/config_b.yaml"]
+    assert on == ["/srv/new/main.py", "deadbeef42"]
+    sheet = format_factsheet(facts)
+    assert OFF_PAGE_HEADER in sheet
+    assert sheet.index("/srv/new/main.py") < sheet.index(OFF_PAGE_HEADER) < sheet.index("3f9a1c")
+    # lossless: the pages' identifiers only, as before
+    assert run_facts(shown, shown) == run_facts(shown, "") == extract_facts(shown)
+    # the caps hold, cut words first
+    capped = run_facts(shown, source, config=FactsheetConfig(max_items=2))
+    assert [f.off_page for f in capped] == [True, True]
+
+
+def test_a_lossy_snapshot_sends_the_ids_of_its_cut_steps_as_text():
+    wire = plain_session(40)
+    result = compact(wire, budget=3250, rungs="snapshot")
+    e = snapshot_entry(result)
+    assert e.extra["lossy"] and result.pages
+    sent = json.dumps(result.for_provider())
+    assert OFF_PAGE_HEADER in sent
+    # the oldest observation's paths were cut from the pages, and are sent as text
+    assert "/testbed/pkg/mod_0/file_3.py" in sent
