@@ -476,17 +476,39 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(rows: dict[str, list[dict[str, Outcome]]]) -> None:
-    print("\n| budget | sessions | method | middle facts recovered | facts / 1k tokens |")
-    print("|---|---|---|---|---|")
+    # pooled: every fact of the pool counts once (sessions with many facts weigh more);
+    # session mean: each session's share, averaged (each session weighs the same);
+    # "+ every page fact read": the facts on the pages sent counted as read, an upper
+    # bound for a reader of the pages (with --no-ocr the recovered column is text only)
+    print(
+        "\n| budget | sessions | method | middle facts recovered (pooled) | session mean"
+        " | + every page fact read | facts / 1k tokens |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for b, outs in rows.items():
         pooled = [o for o in outs if all(x.fits for x in o.values())]
         for m in METHODS:
             rec = sum(sum(o[m].recovered.values()) for o in pooled)
             tot = sum(sum(o[m].total.values()) for o in pooled)
             tok = sum(o[m].tokens for o in pooled)
+            unread = sum(sum(o[m].lost.get("unread", {}).values()) for o in pooled)
+            shares = [
+                sum(o[m].recovered.values()) / sum(o[m].total.values())
+                for o in pooled
+                if sum(o[m].total.values())
+            ]
             pct = 100 * rec / tot if tot else 0.0
+            mean = 100 * sum(shares) / len(shares) if shares else 0.0
+            upper = (
+                f"{100 * (rec + unread) / tot:.1f}% ({1000 * (rec + unread) / tok:.2f} / 1k)"
+                if tot and tok and m == "glyphfold"
+                else "-"
+            )
             per = 1000 * rec / tok if tok else 0.0
-            print(f"| {b} | {len(pooled)} | {m} | {pct:.1f}% ({rec}/{tot}) | {per:.2f} |")
+            print(
+                f"| {b} | {len(pooled)} | {m} | {pct:.1f}% ({rec}/{tot}) | {mean:.1f}% | {upper}"
+                f" | {per:.2f} |"
+            )
     print("\nglyphfold, per kind (all budgets pooled):")
     rec: Counter[str] = Counter()
     tot: Counter[str] = Counter()

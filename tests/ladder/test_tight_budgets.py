@@ -7,14 +7,18 @@ fill the room the target leaves (the fit is re-planned against what the build co
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
 import pytest
 
+from glyphfold.compaction.history.messages import to_canonical
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import compact
+from glyphfold.compaction.ladder.registry import LadderConfig
+from glyphfold.compaction.ladder.rungs.snapshot import Snapshot, SnapshotConfig
 from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
     OFF_PAGE_HEADER,
     FactsheetConfig,
@@ -85,7 +89,7 @@ def test_the_real_session_keeps_a_page_at_a_fifth_of_its_estimate():
     assert result.tokens_after <= budget
     assert result.pages
     e = snapshot_entry(result)
-    assert e.extra["new_blocks"] == 1 and e.extra["source_chars"] > 2_000
+    assert e.extra["new_blocks"] == 1 and e.extra["source_chars"] > 1_000
 
 
 @pytest.mark.parametrize("budget", [3200, 3250])
@@ -131,3 +135,42 @@ def test_a_lossy_snapshot_sends_the_ids_of_its_cut_steps_as_text():
     assert OFF_PAGE_HEADER in sent
     # the oldest observation's paths were cut from the pages, and are sent as text
     assert "/testbed/pkg/mod_0/file_3.py" in sent
+
+
+def test_the_factsheet_takes_at_most_its_share_of_the_room():
+    """At a tight budget the pages get most of the room: the factsheet's caps shrink
+    to ``factsheet_share`` of the tokens head and tail leave (issue 20)."""
+    snap = Snapshot()
+    assert snap._factsheet(100_000) == FactsheetConfig()  # room: the configured caps
+    assert snap._factsheet(400).max_chars == 400  # a quarter of 400 tokens, ~4 chars each
+    assert snap._factsheet(-5).max_chars == 0
+    assert Snapshot(SnapshotConfig(factsheet_share=0.5))._factsheet(400).max_chars == 800
+    with pytest.raises(ValueError, match="factsheet_share"):
+        SnapshotConfig(factsheet_share=0.0)
+    # the same tight budget, with the factsheet's share of the room and without a limit
+    # on it: the limited factsheet is shorter and its pages hold more of the words
+    wire = plain_session(40)
+    out = {}
+    for share in (0.25, 1.0):
+        config = LadderConfig(snapshot=SnapshotConfig(factsheet_share=share))
+        result = compact(wire, budget=3250, rungs="snapshot", config=config)
+        (msg,) = [m for m in result.for_provider() if isinstance(m.get("content"), list)]
+        sheet = [p["text"] for p in msg["content"] if p.get("type") == "text"][-1]
+        assert OFF_PAGE_HEADER in sheet
+        out[share] = (len(sheet), snapshot_entry(result).extra["source_chars"])
+    assert out[0.25][0] < out[1.0][0]
+    assert out[0.25][1] > out[1.0][1]
+
+
+def test_the_result_reports_only_the_pages_it_sends():
+    """Pages of a snapshot that a later rung dropped (trim, when even the shortened
+    pages overshoot) are not the result's ``pages``: it lists what the model is sent."""
+    wire = plain_session()
+    dropped_after_drawing = 0
+    for budget in range(2390, 2700, 40):
+        result = compact(wire, budget=budget)
+        sent = {i.data for m in to_canonical(result.messages).messages for i in m.images if i.data}
+        assert {base64.b64encode(p.png).decode("ascii") for p in result.pages} <= sent
+        drew = any(e.rung == "snapshot" and e.pages for e in result.ledger)
+        dropped_after_drawing += drew and not result.pages
+    assert dropped_after_drawing  # the case was exercised

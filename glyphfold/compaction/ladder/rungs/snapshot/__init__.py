@@ -104,6 +104,11 @@ class SnapshotConfig:
     tool_ink: float | None = None
     transcript: TranscriptConfig = dataclasses.field(default_factory=TranscriptConfig)
     factsheet: FactsheetConfig = dataclasses.field(default_factory=FactsheetConfig)
+    # The factsheet takes at most this share of the room the head and tail leave the
+    # middle (in tokens, at ~4 chars a token), within ``factsheet.max_chars``: at a tight
+    # budget the pages get most of the room (issue 20: at 20% of the estimate a
+    # 750-token factsheet left no room for one page).
+    factsheet_share: float = 0.25
     max_fit_rounds: int = 5  # bounded re-plans when the built history misses the target
     # Start the imaged steps as late as the target allows: the older steps of the
     # needed range stay text when the newer ones save enough (old elided results are
@@ -118,6 +123,9 @@ class SnapshotConfig:
             msg = f"tool_ink must be in (0, 1] or None, got {self.tool_ink}"
             raise ValueError(msg)
         check_int("max_fit_rounds", self.max_fit_rounds, minimum=1, error=ValueError)
+        if not 0.0 < self.factsheet_share <= 1.0:
+            msg = f"factsheet_share must be in (0, 1], got {self.factsheet_share}"
+            raise ValueError(msg)
         if self.shapes is not None:
             from glyphfold.render.shapes import get_shape
 
@@ -245,9 +253,13 @@ class Snapshot:
 
         return plan_text(text, profile=profile, **self._options(text, shape))
 
-    def _overhead(self, ctx: RungContext) -> Callable[[str], int]:
+    def _factsheet(self, room: int) -> FactsheetConfig:
+        """The factsheet caps when the middle has ``room`` tokens (``factsheet_share``)."""
         cfg = self.config.factsheet
+        chars = max(0, int(room * 4 * self.config.factsheet_share))
+        return cfg if chars >= cfg.max_chars else dataclasses.replace(cfg, max_chars=chars)
 
+    def _overhead(self, cfg: FactsheetConfig) -> Callable[[str], int]:
         def overhead(text: str) -> int:
             facts = format_factsheet(extract_facts(text, config=cfg))
             guide = guide_text(999, len(text), 99, facts=bool(facts))
@@ -274,6 +286,7 @@ class Snapshot:
         profile = ctx.profile
         fixed = system_tokens(history, ctx) + sum(costs[: reg.head_end])
         fixed += sum(costs[reg.tail_start :])
+        sheet = self._factsheet(ctx.target_tokens - fixed)
         planner = Planner(
             units,
             source,
@@ -281,7 +294,7 @@ class Snapshot:
             target=ctx.target_tokens,
             page_cap=self._page_cap(history, reg, units, profile),
             plan=lambda t: self._planner_plan(t, profile, shape),
-            overhead=self._overhead(ctx),
+            overhead=self._overhead(sheet),
             start_late=self.config.start_late,
         )
         inp = BuildInput(
@@ -292,7 +305,7 @@ class Snapshot:
             costs=costs,
             profile=profile,
             render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
-            factsheet=self.config.factsheet,
+            factsheet=sheet,
         )
         return planner, inp
 
