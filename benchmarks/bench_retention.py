@@ -331,7 +331,12 @@ def where_lost(
         res = res or compact(data, budget=budget, rungs="elide")
         after_elision = _norm(_sent(res.for_provider()))
     except ContextOverflowError:
-        after_elision = _norm(_sent(data))
+        # elision alone cannot reach the budget: the rung then stubs all its rules
+        # allow (what /shake does with the ladder's config), and the snapshot follows
+        from glyphfold.compaction.ladder.api import shake
+        from glyphfold.compaction.ladder.registry import LadderConfig
+
+        after_elision = _norm(_sent(shake(data, config=LadderConfig()).for_provider()))
     out: dict[str, Counter[str]] = {p: Counter() for p in PLACES}
     for f in lost:
         n = facts[f]
