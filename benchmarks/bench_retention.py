@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from glyphfold.compaction.history.markers import glyphfold_meta
 from glyphfold.compaction.history.messages import coerce, to_canonical
 from glyphfold.compaction.history.model import History, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.steps import split_regions
@@ -222,6 +223,32 @@ class Outcome:
     lossy: bool = False
     dropped_chars: int = 0
     lost_unfitted: int = 0  # snapshot ledger says lossy although no cut was counted
+    # where the facts that were not recovered went (glyphfold only): kind -> count per place
+    lost: dict[str, Counter[str]] = field(default_factory=dict)
+
+
+# Where a fact the model cannot get back went (glyphfold), checked in this order:
+# on a page but no engine read it; in a snapshot's retained source but not on its pages
+# (cut to fit); gone from the history before the snapshot rung (elided); otherwise
+# dropped (trimmed, or a step the snapshot dropped without retaining it).
+PLACES = ("unread", "cut", "elided", "dropped")
+
+
+class PageTexts:
+    """A renderer that records the source text of every page it draws (by PNG bytes;
+    the ladder may draw plans it does not send: look up the pages of the result)."""
+
+    def __init__(self) -> None:
+        self.text: dict[bytes, str] = {}
+
+    def __call__(self, text: str, **kw: Any) -> Any:
+        from glyphfold.render.api import render_text
+
+        res = render_text(text, **kw)
+        for p in res.pages:
+            a, b = p.source_span
+            self.text[p.png] = text[a:b]
+        return res
 
 
 def _sent(result_messages: Any) -> str:
@@ -235,6 +262,8 @@ def run_method(
 ) -> Outcome:
     h = coerce(data)[0]
     pages: tuple[Any, ...] = ()
+    recorder = PageTexts()
+    sources = ""
     try:
         if method == "drop-middle":
             est = token_costs(h, image_policy="all").total
@@ -247,15 +276,19 @@ def run_method(
         else:
             rungs = None if method == "glyphfold" else "elide,strip,trim"
             if budget is None:
-                res = recover(data, rungs=rungs)
+                res = recover(data, rungs=rungs, renderer=recorder)
             else:
-                res = compact(data, budget=budget, rungs=rungs)
+                res = compact(data, budget=budget, rungs=rungs, renderer=recorder)
             tokens = res.tokens_after
             sent = _sent(res.for_provider())
             pages = res.pages
             snaps = [e for e in res.ledger if e.rung == "snapshot" and e.extra]
             lossy = any(e.extra.get("lossy") for e in snaps)
             dropped = sum(int(e.extra.get("dropped_chars", 0)) for e in snaps)
+            sources = "\n".join(
+                str(glyphfold_meta(m).get("source", ""))
+                for m in to_canonical(res.messages).messages
+            )
     except ContextOverflowError:
         return Outcome(False)
     sent_n = _norm(sent)
@@ -273,7 +306,51 @@ def run_method(
     o.total = Counter(k for k, _ in facts)
     o.recovered = Counter(k for k, _ in found)
     o.lost_unfitted = int(lossy and not dropped)
+    if method == "glyphfold":
+        shown = "\n".join(recorder.text.get(p.png, "") for p in pages)
+        o.lost = where_lost(data, budget, facts, found, shown, sources)
     return o
+
+
+def where_lost(
+    data: Any,
+    budget: int | None,
+    facts: dict[tuple[str, str], str],
+    found: set[tuple[str, str]],
+    shown: str,
+    sources: str,
+) -> dict[str, Counter[str]]:
+    """Place -> kind -> facts of the middle the model cannot get back (see PLACES)."""
+    lost = [f for f in facts if f not in found]
+    if not lost:
+        return {}
+    on_pages = _norm(shown)  # the text of the pages sent
+    retained = _norm(sources)
+    try:
+        res = recover(data, rungs="elide") if budget is None else None
+        res = res or compact(data, budget=budget, rungs="elide")
+        after_elision = _norm(_sent(res.for_provider()))
+    except ContextOverflowError:
+        # elision alone cannot reach the budget: the rung then stubs all its rules
+        # allow (what /shake does with the ladder's config), and the snapshot follows
+        from glyphfold.compaction.ladder.api import shake
+        from glyphfold.compaction.ladder.registry import LadderConfig
+
+        after_elision = _norm(_sent(shake(data, config=LadderConfig()).for_provider()))
+    out: dict[str, Counter[str]] = {p: Counter() for p in PLACES}
+    for f in lost:
+        n = facts[f]
+        place = (
+            "unread"
+            if n in on_pages
+            else "cut"
+            if n in retained
+            else "elided"
+            if n not in after_elision
+            else "dropped"
+        )
+        out[place][f[0]] += 1
+    return out
 
 
 # ------------------------------------------------------------------ runner
@@ -394,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{m}={sum(o.recovered.values())}/{sum(o.total.values())}" if o.fits else f"{m}=R"
                 for m, o in outs.items()
             )
-            print(f"{name:<55} {b:>7} pages {g.pages:>3} {cells}", flush=True)
+            where = " ".join(f"{p}={sum(g.lost.get(p, {}).values())}" for p in PLACES)
+            print(f"{name:<55} {b:>7} pages {g.pages:>3} {cells} | {where}", flush=True)
     print(
         f"\n{time.perf_counter() - t0:.0f} s; OCR {reader.pages} page reads, {reader.seconds:.0f} s"
     )
@@ -403,17 +481,39 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(rows: dict[str, list[dict[str, Outcome]]]) -> None:
-    print("\n| budget | sessions | method | middle facts recovered | facts / 1k tokens |")
-    print("|---|---|---|---|---|")
+    # pooled: every fact of the pool counts once (sessions with many facts weigh more);
+    # session mean: each session's share, averaged (each session weighs the same);
+    # "+ every page fact read": the facts on the pages sent counted as read, an upper
+    # bound for a reader of the pages (with --no-ocr the recovered column is text only)
+    print(
+        "\n| budget | sessions | method | middle facts recovered (pooled) | session mean"
+        " | + every page fact read | facts / 1k tokens |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for b, outs in rows.items():
         pooled = [o for o in outs if all(x.fits for x in o.values())]
         for m in METHODS:
             rec = sum(sum(o[m].recovered.values()) for o in pooled)
             tot = sum(sum(o[m].total.values()) for o in pooled)
             tok = sum(o[m].tokens for o in pooled)
+            unread = sum(sum(o[m].lost.get("unread", {}).values()) for o in pooled)
+            shares = [
+                sum(o[m].recovered.values()) / sum(o[m].total.values())
+                for o in pooled
+                if sum(o[m].total.values())
+            ]
             pct = 100 * rec / tot if tot else 0.0
+            mean = 100 * sum(shares) / len(shares) if shares else 0.0
+            upper = (
+                f"{100 * (rec + unread) / tot:.1f}% ({1000 * (rec + unread) / tok:.2f} / 1k)"
+                if tot and tok and m == "glyphfold"
+                else "-"
+            )
             per = 1000 * rec / tok if tok else 0.0
-            print(f"| {b} | {len(pooled)} | {m} | {pct:.1f}% ({rec}/{tot}) | {per:.2f} |")
+            print(
+                f"| {b} | {len(pooled)} | {m} | {pct:.1f}% ({rec}/{tot}) | {mean:.1f}% | {upper}"
+                f" | {per:.2f} |"
+            )
     print("\nglyphfold, per kind (all budgets pooled):")
     rec: Counter[str] = Counter()
     tot: Counter[str] = Counter()
@@ -432,6 +532,24 @@ def report(rows: dict[str, list[dict[str, Outcome]]]) -> None:
         if tot[k]:
             print(f"  {k:<12} {100 * rec[k] / tot[k]:5.1f}% ({rec[k]}/{tot[k]})")
     print(f"lossy snapshots {lossy}, chars cut {dropped:,}, lossy without a count {unfitted}")
+    print("\nglyphfold, where the facts not recovered went, per budget (SPEC §5.9, issue 20):")
+    print("| budget | kind | recovered | " + " | ".join(PLACES) + " |")
+    print("|---|---|---|" + "---|" * len(PLACES))
+    for b, outs in rows.items():
+        pooled = [o["glyphfold"] for o in outs if all(x.fits for x in o.values())]
+        for k in (*KINDS, "all"):
+            tot_k = sum(g.total[k] if k != "all" else sum(g.total.values()) for g in pooled)
+            if not tot_k:
+                continue
+            rec_k = sum(g.recovered[k] if k != "all" else sum(g.recovered.values()) for g in pooled)
+            cells = []
+            for p in PLACES:
+                n = sum(
+                    (g.lost.get(p, Counter())[k] if k != "all" else sum(g.lost.get(p, {}).values()))
+                    for g in pooled
+                )
+                cells.append(f"{100 * n / tot_k:.0f}%")
+            print(f"| {b} | {k} | {100 * rec_k / tot_k:.0f}% | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

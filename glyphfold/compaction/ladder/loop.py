@@ -9,6 +9,7 @@ of reach.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -319,6 +320,13 @@ def _overflow(run: LadderRun, state: _State, h: History, price: Pricing) -> Cont
     )
 
 
+def _pages_sent(h: History, pages: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The pages still in ``h``: a later rung (trim) may drop the snapshot that drew
+    them, and the result must not report pages the model is not sent (issue 20)."""
+    sent = {i.data for m in h.messages for i in m.images if i.data}
+    return tuple(p for p in pages if base64.b64encode(p.png).decode("ascii") in sent)
+
+
 def run_ladder(
     h: History,
     restore: Callable[[History], Any],
@@ -346,6 +354,8 @@ def run_ladder(
         if state.tokens <= run.target:
             break
         _step(run, state, rung, _context(run, state, price, pinned, tail, frozen), price)
+    if state.pages:
+        state.pages = _pages_sent(state.history, state.pages)
     if state.pages:  # one prompt-cache breakpoint on the snapshot (priced in a dry run too)
         state.history, state.tokens = place_cache_breakpoint(
             state.history, state.tokens, run.target, price.count

@@ -105,7 +105,12 @@ class SnapshotConfig:
     tool_ink: float | None = None
     transcript: TranscriptConfig = dataclasses.field(default_factory=TranscriptConfig)
     factsheet: FactsheetConfig = dataclasses.field(default_factory=FactsheetConfig)
-    max_fit_rounds: int = 3  # bounded re-plans when the built history misses the target
+    # The factsheet takes at most this share of the room the head and tail leave the
+    # middle (in tokens, at ~4 chars a token), within ``factsheet.max_chars``: at a tight
+    # budget the pages get most of the room (issue 20: at 20% of the estimate a
+    # 750-token factsheet left no room for one page).
+    factsheet_share: float = 0.25
+    max_fit_rounds: int = 5  # bounded re-plans when the built history misses the target
     # Start the imaged steps as late as the target allows: the older steps of the
     # needed range stay text when the newer ones save enough (old elided results are
     # one short line, as dear in pixels as in text). False: always image from the
@@ -119,6 +124,9 @@ class SnapshotConfig:
             msg = f"tool_ink must be in (0, 1] or None, got {self.tool_ink}"
             raise ValueError(msg)
         check_int("max_fit_rounds", self.max_fit_rounds, minimum=1, error=ValueError)
+        if not 0.0 < self.factsheet_share <= 1.0:
+            msg = f"factsheet_share must be in (0, 1], got {self.factsheet_share}"
+            raise ValueError(msg)
         if self.shapes is not None:
             from glyphfold.render.shapes import get_shape
 
@@ -255,9 +263,13 @@ class Snapshot:
 
         return plan_text(text, profile=profile, **self._options(text, shape))
 
-    def _overhead(self, ctx: RungContext) -> Callable[[str], int]:
+    def _factsheet(self, room: int) -> FactsheetConfig:
+        """The factsheet caps when the middle has ``room`` tokens (``factsheet_share``)."""
         cfg = self.config.factsheet
+        chars = max(0, int(room * 4 * self.config.factsheet_share))
+        return cfg if chars >= cfg.max_chars else dataclasses.replace(cfg, max_chars=chars)
 
+    def _overhead(self, cfg: FactsheetConfig) -> Callable[[str], int]:
         def overhead(text: str) -> int:
             facts = format_factsheet(extract_facts(text, config=cfg))
             guide = guide_text(999, len(text), 99, facts=bool(facts), focus=self.focus)
@@ -284,6 +296,7 @@ class Snapshot:
         profile = ctx.profile
         fixed = system_tokens(history, ctx) + sum(costs[: reg.head_end])
         fixed += sum(costs[reg.tail_start :])
+        sheet = self._factsheet(ctx.target_tokens - fixed)
         planner = Planner(
             units,
             source,
@@ -291,7 +304,7 @@ class Snapshot:
             target=ctx.target_tokens,
             page_cap=self._page_cap(history, reg, units, profile),
             plan=lambda t: self._planner_plan(t, profile, shape),
-            overhead=self._overhead(ctx),
+            overhead=self._overhead(sheet),
             start_late=self.config.start_late,
         )
         inp = BuildInput(
@@ -302,7 +315,7 @@ class Snapshot:
             costs=costs,
             profile=profile,
             render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
-            factsheet=self.config.factsheet,
+            factsheet=sheet,
             focus=self.focus,
         )
         return planner, inp
@@ -409,14 +422,23 @@ class Snapshot:
         self, planner: Planner, inp: BuildInput, ctx: RungContext, *, lossy: bool
     ) -> tuple[BuildInput, Plan, Built, int] | None:
         """Plan, build, price; re-plan (bounded) while the result misses the target or,
-        having shortened the pages, leaves a page's worth of room unused.
+        having shortened the pages, leaves room unused: the planner's target is
+        corrected by what the build really cost, and bisected between a correction
+        that fit and one that overshot (SPEC §5.9: words are cut only as far as needed).
 
-        ``lossy=False``: only a plan that loses nothing (None otherwise).
+        ``lossy=False``: only a plan that loses nothing (None otherwise). A plan that
+        draws no page (every imaged step dropped) is never chosen (issue 20): one
+        marker line instead of the middle keeps less than trim, which keeps the newest
+        steps as text, so the rung steps aside and the next rung runs.
         """
         target = ctx.target_tokens
         best: tuple[Plan, Built, int] | None = None
         over: tuple[Plan, Built, int] | None = None
         correction = 0
+        # a larger correction is a tighter planner target: the smallest correction known
+        # to fit and the largest known to overshoot bracket the best one
+        fit_at: int | None = None
+        over_at: int | None = None
         for _ in range(self.config.max_fit_rounds):
             planner.target = target - correction
             plan = planner.lossless() or (planner.lossy() if lossy else None)
@@ -424,18 +446,34 @@ class Snapshot:
                 break
             built = build(inp, plan)
             after = ctx.count(built.history)
+            drew = bool(built.pages)
             if after > target:
-                over = over or (plan, built, after)
-                if best is not None:
+                if drew:
+                    over = over or (plan, built, after)
+                over_at = correction if over_at is None else max(over_at, correction)
+                if fit_at is None:
+                    correction += after - target + 16
+                elif fit_at - over_at > 16:
+                    correction = (fit_at + over_at) // 2
+                else:
                     break
-                correction += after - target + 16
                 continue
-            if best is None or after > best[2]:
+            if drew and (best is None or after > best[2]):
                 best = (plan, built, after)
-            page = max((p.image_tokens for p in built.pages), default=0)
-            if plan.treatment.lossless or target - after < page:
+            fit_at = correction if fit_at is None else min(fit_at, correction)
+            if plan.treatment.lossless:
                 break
-            correction -= target - after - page // 4  # shortened more than needed: use the room
+            # room left is worth another round when it is more than the estimate's
+            # rounding: a sixteenth of a page, 64 tokens at least
+            page = max((p.image_tokens for p in built.pages), default=0)
+            if target - after < max(64, page // 16):
+                break
+            if over_at is None:
+                correction -= target - after - min(page // 4, (target - after) // 4)
+            elif fit_at - over_at > 16:
+                correction = (fit_at + over_at) // 2
+            else:
+                break
         found = best or (over if lossy else None)
         return None if found is None else (inp, *found)
 

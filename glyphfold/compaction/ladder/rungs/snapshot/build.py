@@ -33,8 +33,8 @@ from glyphfold.compaction.history.steps import Regions
 from glyphfold.compaction.ladder.ledger import PageRecord, Removed
 from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
     FactsheetConfig,
-    extract_facts,
     format_factsheet,
+    run_facts,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, RunText, Unit
 from glyphfold.compaction.ladder.rungs.snapshot.source import LEVELS, Source, level_config
@@ -120,7 +120,7 @@ def build(inp: BuildInput, plan: Plan) -> Built:
     """Render the plan's runs and splice them into the history."""
     msgs = inp.history.messages
     pool = _facts_pool()
-    jobs = [pool.submit(extract_facts, rt.text, config=inp.factsheet) for rt in plan.runs]
+    jobs = [pool.submit(run_facts, rt.text, rt.source, config=inp.factsheet) for rt in plan.runs]
     results = [None if rt.all_dropped else inp.render(rt.text) for rt in plan.runs]
     out: list[Message] = list(msgs[: inp.regions.head_end])
     built = Built(inp.history)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 
 from glyphfold.checks import check_int
@@ -79,6 +79,7 @@ class Fact:
     kind: str
     value: str
     offset: int  # rank in order of first appearance in the source text
+    off_page: bool = False  # from words cut to fit: on no page, sent only here
 
 
 _HTTP_STATUS = re.compile(r"HTTP [1-5]\d\d\b")
@@ -199,15 +200,63 @@ def _scan_chunk(
                 claimed.add(pool[k])
 
 
+def run_facts(text: str, source: str, *, config: FactsheetConfig | None = None) -> list[Fact]:
+    """The facts of one snapshot whose pages show ``text`` of its full ``source``.
+
+    When the pages hold every word (``source`` is ``text``, or empty) this is
+    :func:`extract_facts` of the pages. When words were cut to fit (SPEC §5.9), the
+    identifiers of the cut words come first: they are on no page, so the factsheet is
+    the only place they are sent (what a page reads worst first, as below); the
+    pages' own fill what the caps leave. Same caps either way, so the planner's price
+    of a run's factsheet (its whole text's) holds.
+    """
+    cfg = config or FactsheetConfig()
+    if not source or source == text:
+        return extract_facts(text, config=cfg)
+    wide = replace(cfg, max_items=cfg.max_items * _READ_ON, max_chars=cfg.max_chars * _READ_ON)
+    off = [f for f in extract_facts(source, config=wide) if f.value not in text]
+    chosen: set[str] = set()
+    total = 0
+    for f in sorted(off, key=lambda f: _risk(f.kind, f.value)):
+        cost = len(f.value) + 3
+        if len(chosen) >= cfg.max_items or total + cost > cfg.max_chars:
+            continue
+        chosen.add(f.value)
+        total += cost
+    out = [
+        Fact(f.kind, f.value, k, off_page=True)
+        for k, f in enumerate(f for f in off if f.value in chosen)
+    ]
+    room = replace(cfg, max_items=cfg.max_items - len(out), max_chars=cfg.max_chars - total)
+    out += [Fact(f.kind, f.value, len(out) + f.offset) for f in extract_facts(text, config=room)]
+    return out
+
+
+OFF_PAGE_HEADER = (
+    "Identifiers of the words cut from these pages to fit (on no page; the snapshot keeps "
+    "them for a later pass):"
+)
+
+
 def format_factsheet(facts: list[Fact]) -> str:
-    """Render facts as a compact text list grouped by kind (empty string when none)."""
+    """Render facts as a compact text list grouped by kind (empty string when none);
+    the identifiers of cut words (on no page) under a header of their own."""
     if not facts:
         return ""
-    groups: dict[str, list[str]] = {}
-    for f in facts:
-        groups.setdefault(f.kind, []).append(f.value)
-    lines = ["Exact identifiers from the pages (copy these, do not re-read them from pixels):"]
-    for kind in KINDS:
-        if kind in groups:
-            lines.append(f"{kind}: " + " ".join(groups[kind]))
-    return "\n".join(lines)
+    blocks = []
+    for off, header in (
+        (False, "Exact identifiers from the pages (copy these, do not re-read them from pixels):"),
+        (True, OFF_PAGE_HEADER),
+    ):
+        groups: dict[str, list[str]] = {}
+        for f in facts:
+            if f.off_page == off:
+                groups.setdefault(f.kind, []).append(f.value)
+        if not groups:
+            continue
+        lines = [header]
+        for kind in KINDS:
+            if kind in groups:
+                lines.append(f"{kind}: " + " ".join(groups[kind]))
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
