@@ -46,11 +46,7 @@ TARGETS: dict[str, Target] = {
 
 # (shape, part) -> why it misses its target today, measured on whole pages (docs/legibility.md
 # lists them; the slow tests expect exactly these to miss, so one that starts passing is seen)
-KNOWN_MISSES: dict[tuple[str, str], str] = {
-    ("dense", "chinese"): "22% (rapidocr): 8-px ideographs in 10-px rows; the detector finds "
-    "the lines since wide glyphs leave paper between rows (83% before), the recogniser "
-    "misreads about a fifth of the characters",
-}
+KNOWN_MISSES: dict[tuple[str, str], str] = {}
 
 
 def known_miss(failure: str) -> str | None:

@@ -313,6 +313,14 @@ def test_whole_page_of_chinese_reads_back(rapid_native):
 
 
 @pytest.mark.ocr
+def test_whole_page_of_dense_chinese_reads_back(rapid_native):
+    """Issue 20: CJK on a whole dense page, CER <= 3% (22% with 8-px ideographs in 10-px
+    rows; wide glyphs are now drawn 12 px tall over two rows)."""
+    best = L.best_results(_page_results("chinese", "dense", [rapid_native], lines=2))
+    assert best["chinese"].cer <= L.TARGETS["dense"].max_cer_cjk, best["chinese"].confusions
+
+
+@pytest.mark.ocr
 def test_whole_page_of_generated_ids_reads_back(rapid_native):
     """SPEC §5.4: the page of 30 generated id lines, UUIDs and hex ids >= 95% exact.
 
