@@ -40,6 +40,7 @@ from glyphfold.compaction.history.wire import messages_key
 from glyphfold.compaction.ladder.api import compact, floor_tokens
 from glyphfold.compaction.ladder.breakpoints import limit_wire_markers
 from glyphfold.compaction.ladder.provider import provider_messages
+from glyphfold.compaction.ladder.registry import focus_problem
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.errors import ContextOverflowError, InputError
 from glyphfold.render.profiles import ProfileArg, get_profile
@@ -305,9 +306,13 @@ class Compactor:
             if bad in compact_options:
                 msg = f"{bad}= is the compactor's own; it cannot be passed through to compact()"
                 raise InputError(msg)
-        if compact_options.get("focus") is not None and compact_options.get("summarizer") is None:
-            msg = "focus= tells the summary rung what to keep: pass summarizer=..., or drop focus="
-            raise InputError(msg)  # here, not at the first compaction 20 steps later
+        problem = focus_problem(
+            compact_options.get("focus"),
+            compact_options.get("rungs"),
+            compact_options.get("summarizer"),
+        )
+        if problem is not None:
+            raise InputError(problem)  # here, not at the first compaction 20 steps later
         self.options = compact_options
         self._memo: _Memo | None = None
         self._lock = threading.Lock()

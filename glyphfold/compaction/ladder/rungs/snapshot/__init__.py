@@ -58,6 +58,7 @@ from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, Planner, Unit
 from glyphfold.compaction.ladder.rungs.snapshot.source import Source, cut_marker
 from glyphfold.compaction.ladder.rungs.transcribe import join
+from glyphfold.compaction.ladder.summarizers import check_focus
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
 from glyphfold.render.profiles import Profile
@@ -142,9 +143,18 @@ class Snapshot:
     name = "snapshot"
     model_free = True
 
-    def __init__(self, config: SnapshotConfig | None = None, *, renderer: Renderer | None = None):
+    def __init__(
+        self,
+        config: SnapshotConfig | None = None,
+        *,
+        renderer: Renderer | None = None,
+        focus: str | None = None,
+    ):
         self.config = config or SnapshotConfig()
         self._renderer = renderer
+        # the user's instruction of what matters (issue 23): written in each reading
+        # guide, never in the pages (they image the conversation, every word of it)
+        self.focus = check_focus(focus)
 
     @property
     def renderer(self) -> Renderer:
@@ -250,7 +260,7 @@ class Snapshot:
 
         def overhead(text: str) -> int:
             facts = format_factsheet(extract_facts(text, config=cfg))
-            guide = guide_text(999, len(text), 99, facts=bool(facts))
+            guide = guide_text(999, len(text), 99, facts=bool(facts), focus=self.focus)
             return 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
 
         return overhead
@@ -293,6 +303,7 @@ class Snapshot:
             profile=profile,
             render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
             factsheet=self.config.factsheet,
+            focus=self.focus,
         )
         return planner, inp
 
