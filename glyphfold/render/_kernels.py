@@ -112,7 +112,8 @@ def layout_page(
                     break
             start = pos
             cont_open = cont
-            saved[:] = counts
+            if wide_rows > 1:  # a row may have to start the next page: its counts back
+                saved[:] = counts
             # characters that never reach the page do not open a row (no blank
             # trailing rows or pages); they belong to the row they precede or end
             pos = skip_dropped(cps, cls, pos, n, counts)

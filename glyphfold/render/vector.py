@@ -154,7 +154,9 @@ class VectorLayout:
                     r, row_wide = r + 1, False
                     if r >= rows:
                         break
-                start, cont_open, saved = pos, cont, counts.copy()
+                start, cont_open = pos, cont
+                if wide_rows > 1:  # a row may have to start the next page: its counts back
+                    saved = counts.copy()
                 pos = self.skip_dropped(pos, counts, True)
                 if pos >= n:
                     break
