@@ -106,6 +106,7 @@ def naive_layout(
     newline: int = 0x258C,
     word_wrap: bool = True,
     join: int = 0x2590,
+    wide_rows: int = 1,
 ) -> tuple[list[dict], dict[str, int]]:
     """Return (pages, dropped); each page has grid, src, row_start, span.
 
@@ -114,6 +115,12 @@ def naive_layout(
     of its word); a word that starts within the window before the row end and
     does not fit moves whole when a row holds it; a word split at the row end
     leaves the join mark in the row's last cell.
+
+    ``wide_rows`` 2: after the rows are cut, each row holding a wide glyph gets a row
+    under it with ``WIDE_BELOW`` under each left half and ``WIDE_CONT`` under each
+    right half (no source of its own: it starts where the next row starts); pages
+    are filled row by row, and a row with its row under it that does not fit whole
+    starts the next page.
     """
     dropped = dict.fromkeys(RULES, 0)
     window = min(32, cols // 4) if word_wrap else 0
@@ -220,11 +227,31 @@ def naive_layout(
             row.cells += [(ord(ch), tok.pos) for ch in tok.label]
     if cur is not None:
         close(cur, wrapped=False)
+    end_start = pending if pending is not None else len(text)  # where a next row would start
 
+    # pages: groups of rows; a wide row and the row of its lower halves stay together
+    groups: list[list[Row]] = []
+    for i, row in enumerate(done):
+        group = [row]
+        if wide_rows == 2 and any(code == K.WIDE_CONT for code, _ in row.cells):
+            under = Row(done[i + 1].start if i + 1 < len(done) else end_start)
+            under.cells = [(K.BLANK, -1)] * cols
+            for c, (code, pos) in enumerate(row.cells):
+                if code == K.WIDE_CONT:
+                    under.cells[c - 1] = (K.WIDE_BELOW, pos)
+                    under.cells[c] = (K.WIDE_CONT, pos)
+            group.append(under)
+        groups.append(group)
+    paged: list[list[Row]] = [[]]
+    for group in groups:
+        if len(paged[-1]) + len(group) > rows:
+            paged.append([])
+        paged[-1].extend(group)
     pages = []
-    for p0 in range(0, len(done), rows):
-        chunk = done[p0 : p0 + rows]
-        nxt = done[p0 + rows].start if p0 + rows < len(done) else len(text)
+    for k, chunk in enumerate(paged):
+        if not chunk:
+            continue
+        nxt = paged[k + 1][0].start if k + 1 < len(paged) else len(text)
         start = pages[-1]["span"][1] if pages else 0
         pages.append(
             {
@@ -244,7 +271,12 @@ def naive_blit(grid: list[list[int]], table: np.ndarray, cells: np.ndarray) -> n
     for r, row in enumerate(grid):
         prev = 0
         for c, code in enumerate(row):
-            idx = prev + 1 if code == K.WIDE_CONT else int(table[code])
+            if code == K.WIDE_CONT:
+                idx = prev + 1
+            elif code == K.WIDE_BELOW:  # the lower left quarter of the wide glyph above
+                idx = int(table[grid[r - 1][c]]) + 2
+            else:
+                idx = int(table[code])
             prev = idx
             for y in range(ch):
                 for x in range(cw):

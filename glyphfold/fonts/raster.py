@@ -44,18 +44,41 @@ def wide_gap(cell_h: int) -> int:
     return max(2, cell_h * 3 // 16)
 
 
+# Rows shorter than this cannot hold a legible ideograph: wide glyphs then take two rows.
+WIDE_MIN_ROW_PX = 13
+
+
+def wide_rows(cell_h: int) -> int:
+    """Rows of ``cell_h`` px one wide (CJK) glyph is drawn over: 1, or 2 in short rows.
+
+    An ideograph needs about 12 px: measured by whole-page OCR of the Chinese corpus
+    part and a held-out text (rapidocr; docs/legibility.md), 8-px glyphs in 10-px
+    rows read 22% / 19% CER, the same glyphs 12 px tall over two 10-px rows 0% / 0%.
+    So in rows under :data:`WIDE_MIN_ROW_PX` px a row holding a wide glyph is followed
+    by a row holding its lower half (``glyphfold.render.layout``).
+    """
+    return 2 if cell_h < WIDE_MIN_ROW_PX else 1
+
+
 class FontFace:
     """One font loaded at the sizes that fit a ``cell_w`` x ``cell_h`` cell."""
 
-    def __init__(self, path: Path, *, cell_w: int, cell_h: int, mono: bool) -> None:
+    def __init__(
+        self, path: Path, *, cell_w: int, cell_h: int, mono: bool, top: int | None = None
+    ) -> None:
         self.path = Path(path)
         self.cell_w = cell_w
         self.cell_h = cell_h
+        # outline glyphs start ``top`` px below the cell's top (None: centred)
+        self.top = top
         self.face = freetype.Face(str(self.path))
         family = (self.face.family_name or b"").decode("latin-1")
         self.family = family
         self.bitmap = not self.face.is_scalable
-        self.pixel_outline = family.lower().startswith("unifont") and cell_h >= 16
+        # Unifont's 16-px squares are exact only when a wide glyph's box holds 16 px
+        self.pixel_outline = (
+            family.lower().startswith("unifont") and cell_h >= 16 and 2 * cell_w >= 16
+        )
         self.mono = mono or self.bitmap or self.pixel_outline
         self._load_flags = _LOAD_MONO if self.mono else _LOAD_AA
         self._sizes: dict[bool, tuple[int, int]] = {}  # wide -> (size, baseline_px)
@@ -139,7 +162,7 @@ class FontFace:
         self._current = None
         self._set(size)
         ink_h = (y_max - y_min) * size / upem
-        pad = (self.cell_h - ink_h) / 2
+        pad = (self.cell_h - ink_h) / 2 if self.top is None else self.top
         baseline = round(pad + y_max * size / upem)
         return size, baseline
 
@@ -185,12 +208,22 @@ def _paste(out: np.ndarray, ink: np.ndarray, x0: int, y0: int) -> None:
 class Rasterizer:
     """A font fallback chain: each code point comes from the first font that has it."""
 
-    def __init__(self, chain: tuple[Path, ...], *, cell_w: int, cell_h: int, mono: bool) -> None:
+    def __init__(
+        self,
+        chain: tuple[Path, ...],
+        *,
+        cell_w: int,
+        cell_h: int,
+        mono: bool,
+        top: int | None = None,
+    ) -> None:
         if not chain:
             msg = "font chain is empty; pass at least one font path"
             raise ValueError(msg)
         self.chain = tuple(Path(p) for p in chain)
-        self.faces = [FontFace(p, cell_w=cell_w, cell_h=cell_h, mono=mono) for p in self.chain]
+        self.faces = [
+            FontFace(p, cell_w=cell_w, cell_h=cell_h, mono=mono, top=top) for p in self.chain
+        ]
 
     def font_for(self, codepoint: int) -> FontFace | None:
         """Return the first face in the chain that has ``codepoint``, else None."""

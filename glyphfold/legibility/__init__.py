@@ -35,6 +35,7 @@ The project's own description of the suite is ``docs/legibility.md``.
 from glyphfold.legibility.corpus import (
     CORPUS_PARTS,
     ID_KINDS,
+    IDS_SEED,
     CorpusPart,
     GeneratedIds,
     generate_ids,
@@ -84,6 +85,7 @@ from glyphfold.legibility.ocr import (
 __all__ = [
     "CORPUS_PARTS",
     "ENGINE_NAMES",
+    "IDS_SEED",
     "ID_KINDS",
     "KNOWN_MISSES",
     "MODES",

@@ -76,8 +76,12 @@ def generate_ids(*, seed: int = IDS_SEED, lines: int = IDS_LINES) -> GeneratedId
     return GeneratedIds("\n".join(rows) + "\n", tuple(ids))
 
 
-def load_corpus(names: Iterable[str] | None = None) -> dict[str, str]:
-    """Return ``{part name: text}`` for the named parts (all parts by default)."""
+def load_corpus(names: Iterable[str] | None = None, *, ids_seed: int = IDS_SEED) -> dict[str, str]:
+    """Return ``{part name: text}`` for the named parts (all parts by default).
+
+    ``ids_seed`` seeds the generated part: another seed gives ids no glyph was tuned on.
+    """
+    check_int("ids_seed", ids_seed, minimum=0)
     wanted = list(CORPUS_PARTS) if names is None else list(names)
     root = resources.files("glyphfold") / "data" / "legibility"
     out: dict[str, str] = {}
@@ -87,13 +91,15 @@ def load_corpus(names: Iterable[str] | None = None) -> dict[str, str]:
             msg = f"unknown corpus part {name!r}; valid parts: {', '.join(CORPUS_PARTS)}"
             raise InputError(msg)
         if part.filename is None:
-            out[name] = generate_ids().text
+            out[name] = generate_ids(seed=ids_seed).text
         else:
             out[name] = (root / part.filename).read_text(encoding="utf-8")
     return out
 
 
-def part_identifiers(name: str, text: str) -> tuple[tuple[str, str], ...]:
+def part_identifiers(
+    name: str, text: str, *, ids_seed: int = IDS_SEED
+) -> tuple[tuple[str, str], ...]:
     """Return the ``(kind, value)`` identifiers a part is scored on.
 
     The generated part (or an excerpt of it) is scored on the ids it was
@@ -104,5 +110,5 @@ def part_identifiers(name: str, text: str) -> tuple[tuple[str, str], ...]:
 
     part = CORPUS_PARTS.get(name)
     if part is not None and part.filename is None:
-        return tuple(ident for ident in generate_ids().ids if ident[1] in text)
+        return tuple(ident for ident in generate_ids(seed=ids_seed).ids if ident[1] in text)
     return tuple(("found", ident) for ident in find_identifiers(text))

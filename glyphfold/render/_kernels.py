@@ -27,6 +27,7 @@ from glyphfold.render.codes import (
     S_POS,
     U_BREAK,
     U_TOKEN,
+    WIDE_BELOW,
     WIDE_CONT,
     ansi_len,
     drop_rule,
@@ -53,6 +54,7 @@ def layout_page(
     nl_code,
     join_code,
     window,
+    wide_rows,
     state,
     grid,
     src,
@@ -71,8 +73,13 @@ def layout_page(
     Word wrap (``window`` > 0, see ``glyphfold.render.layout``): a token that
     starts at most ``window`` cells before the row end and does not fit there moves
     whole to the next row when a row can hold it; a token that must be split ends
-    its row with ``join_code``. Returns the number of rows used,
-    or ``-1 - offset`` for a code point whose class was never filled in.
+    its row with ``join_code``.
+
+    ``wide_rows`` 2 (rows too short for an ideograph): a row holding a wide glyph is
+    followed by a row that shows the glyphs' lower halves (``WIDE_BELOW`` under each
+    left half, ``WIDE_CONT`` under the right; the row covers no source), and such a
+    row never is the page's last: it starts the next page, whole. Returns the number
+    of rows used, or ``-1 - offset`` for a code point whose class was never filled in.
     """
     n = cps.shape[0]
     rows = grid.shape[0]
@@ -90,9 +97,23 @@ def layout_page(
     r = 0
     c = 0
     row_open = False
+    row_wide = False  # the row holds a wide glyph drawn two rows tall
+    start = pos
+    cont_open = cont  # ``cont`` before the row opened (a row moved to the next page)
+    saved = np.zeros(counts.shape[0], dtype=np.int64)  # ``counts`` before the row opened
     while r < rows:
         if not row_open:
+            if row_wide:
+                _lower_halves(grid, src, r, want_src)
+                row_start[r] = pos
+                r += 1
+                row_wide = False
+                if r >= rows:
+                    break
             start = pos
+            cont_open = cont
+            if wide_rows > 1:  # a row may have to start the next page: its counts back
+                saved[:] = counts
             # characters that never reach the page do not open a row (no blank
             # trailing rows or pages); they belong to the row they precede or end
             pos = skip_dropped(cps, cls, pos, n, counts)
@@ -151,6 +172,17 @@ def layout_page(
                 row_open = False
                 cont = wrap_cont
                 continue
+            if wide_rows > 1 and r + 1 >= rows:
+                # two rows tall, a wide glyph never sits on the last row: the row
+                # starts the next page, with what it holds so far
+                grid[r, :] = BLANK
+                if want_src:
+                    src[r, :] = -1
+                counts[:] = saved
+                pos = start
+                cont = cont_open
+                row_open = False
+                break
             grid[r, c] = cp
             grid[r, c + 1] = WIDE_CONT
             if want_src:
@@ -159,6 +191,7 @@ def layout_page(
             c += 2
             pos += 1
             prev_tok = False
+            row_wide = wide_rows > 1
         elif k == C_LF or k == C_CR:  # noqa: SIM109
             step = 1
             if k == C_CR and pos + 1 < n and cps[pos + 1] == 0x0A:
@@ -231,12 +264,28 @@ def layout_page(
             pos = nxt
     if row_open:
         r += 1
+    if row_wide:  # the last row holds wide glyphs (never the page's last row)
+        _lower_halves(grid, src, r, want_src)
+        row_start[r] = pos
+        r += 1
     if pos < n and not cont and _only_dropped_from(cps, cls, pos, n):
         # characters left that would all be dropped belong to this page, not a blank one
         pos = skip_dropped(cps, cls, pos, n, counts)
     state[S_POS] = pos
     state[S_CONT] = cont
     return r
+
+
+@kernel
+def _lower_halves(grid, src, r, want_src):
+    """Fill row ``r`` with the lower halves of the wide glyphs of row ``r - 1``."""
+    for j in range(grid.shape[1] - 1):
+        if grid[r - 1, j + 1] == WIDE_CONT:
+            grid[r, j] = WIDE_BELOW
+            grid[r, j + 1] = WIDE_CONT
+            if want_src:
+                src[r, j] = src[r - 1, j]
+                src[r, j + 1] = src[r - 1, j]
 
 
 @kernel
@@ -303,8 +352,10 @@ def _slots(grid, r, end, table, ink, stride, slots):
     """Atlas slot of each of the first ``end`` cells of row ``r`` into ``slots``.
 
     A ``WIDE_CONT`` code takes the slot after the previous cell's (the right half
-    of a wide glyph). With an ``ink`` grid (rows, cols) each cell's slot moves
-    ``ink[r, c] * stride`` slots on, into the atlas copy drawn at that ink level.
+    of a wide glyph); a ``WIDE_BELOW`` code the slot two after the cell above's
+    (the lower left quarter of a wide glyph two rows tall). With an ``ink`` grid
+    (rows, cols) each cell's slot moves ``ink[r, c] * stride`` slots on, into the
+    atlas copy drawn at that ink level.
     """
     has_ink = ink.shape[0] > 0
     prev = 0
@@ -312,6 +363,10 @@ def _slots(grid, r, end, table, ink, stride, slots):
         code = grid[r, c]
         if code == WIDE_CONT:
             slot = prev + 1
+        elif code == WIDE_BELOW:
+            slot = table[grid[r - 1, c]] + 2
+            if has_ink:
+                slot += ink[r, c] * stride
         else:
             slot = table[code]
             if has_ink:

@@ -3,8 +3,12 @@
 Cells hold final page pixels (255 = paper, 0 = ink), already quantised to the
 page bit depth, so blitting is a plain copy. A wide glyph occupies two
 consecutive slots (left, right); the layout's ``WIDE_CONT`` code makes the blit
-take the slot after the previous cell's. Glyphs are rasterised once, on first
-use; atlases are cached per (font chain, cell, bits) for the process.
+take the slot after the previous cell's. In rows too short for an ideograph
+(:func:`~glyphfold.fonts.raster.wide_rows` 2) a wide glyph is drawn two rows tall
+and occupies four slots (upper left, upper right, lower left, lower right): the
+``WIDE_BELOW`` code under its left half takes the slot two after the upper left one.
+Glyphs are rasterised once, on first use; atlases are cached per (font chain,
+cell, bits, wide rows) for the process.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from glyphfold.fonts.pixel import (
     bundled_fonts,
 )
 from glyphfold.fonts.raster import Rasterizer
+from glyphfold.fonts.raster import wide_rows as default_wide_rows
 from glyphfold.render import codes as K
 from glyphfold.render import vector
 
-TABLE_SIZE = K.WIDE_CONT + 1
+TABLE_SIZE = K.WIDE_BELOW + 1  # the two grid codes past Unicode never map to a slot
 
 
 def quantize(ink: np.ndarray, bits: int) -> np.ndarray:
@@ -118,12 +123,29 @@ def replacement_box(cell_w: int, cell_h: int) -> np.ndarray:
 class Atlas:
     """Glyph cells for one font chain, cell size and bit depth."""
 
-    def __init__(self, chain: tuple[Path, ...], *, cell_w: int, cell_h: int, bits: int) -> None:
+    def __init__(
+        self,
+        chain: tuple[Path, ...],
+        *,
+        cell_w: int,
+        cell_h: int,
+        bits: int,
+        wide_rows: int | None = None,
+    ) -> None:
         self.chain = chain
         self.cell_w = cell_w
         self.cell_h = cell_h
         self.bits = bits
         self.raster = Rasterizer(chain, cell_w=cell_w, cell_h=cell_h, mono=bits == 1)
+        # rows a wide glyph is drawn over: the layout's (default: what the cell height needs)
+        self.wide_rows = default_wide_rows(cell_h) if wide_rows is None else wide_rows
+        # wide glyphs drawn over two rows: sized for the double height, their top one px
+        # below the row's (where the narrow glyphs' capitals start), not centred
+        self.tall_raster = (
+            Rasterizer(chain, cell_w=cell_w, cell_h=2 * cell_h, mono=bits == 1, top=1)
+            if self.wide_rows == 2
+            else None
+        )
         marks = marks_font(chain, cell_w=cell_w, cell_h=cell_h)
         self.marks_raster = (
             None
@@ -139,20 +161,28 @@ class Atlas:
         self._bitrows: np.ndarray | None = None
         self._inked: tuple[tuple[int, tuple[float, ...]], np.ndarray] | None = None
         self._box = self._add(quantize(replacement_box(cell_w, cell_h), bits))
-        wide_box = replacement_box(2 * cell_w, cell_h)
+        wide_box = replacement_box(2 * cell_w, self.wide_rows * cell_h)
         self._wide_box = self._add(quantize(wide_box, bits))
         self.table[K.BLANK] = self._add(np.full((cell_h, cell_w), 255, dtype=np.uint8))
 
     def _add(self, pixels: np.ndarray) -> int:
-        """Append one (or, for a wide glyph, two) cells; return the first slot."""
-        n = pixels.shape[1] // self.cell_w
-        if self.size + n > self.cells.shape[0]:
-            grown = np.empty((self.cells.shape[0] * 2, self.cell_h, self.cell_w), np.uint8)
+        """Append the cells of ``pixels`` row by row, left to right; return the first slot.
+
+        One cell, two for a wide glyph (left, right), four for a wide glyph two rows
+        tall (upper left, upper right, lower left, lower right).
+        """
+        ch, cw = self.cell_h, self.cell_w
+        nx, ny = pixels.shape[1] // cw, pixels.shape[0] // ch
+        n = nx * ny
+        while self.size + n > self.cells.shape[0]:
+            grown = np.empty((self.cells.shape[0] * 2, ch, cw), np.uint8)
             grown[: self.size] = self.cells[: self.size]
             self.cells = grown
         first = self.size
-        for i in range(n):
-            self.cells[first + i] = pixels[:, i * self.cell_w : (i + 1) * self.cell_w]
+        for j in range(ny):
+            for i in range(nx):
+                cell = pixels[j * ch : (j + 1) * ch, i * cw : (i + 1) * cw]
+                self.cells[first + j * nx + i] = cell
         self.size += n
         return first
 
@@ -166,7 +196,10 @@ class Atlas:
                 if self.marks_raster is not None and is_structural(cp):
                     ink = self.marks_raster.render(cp, width_cells=1)
                 if ink is None:
-                    ink = self.raster.render(cp, width_cells=2 if w else 1)
+                    tall = w and self.tall_raster is not None
+                    raster = self.tall_raster if tall else self.raster
+                    assert raster is not None
+                    ink = raster.render(cp, width_cells=2 if w else 1)
                 if ink is None:
                     ink = mark_stand_in(cp, self.cell_w, self.cell_h)
                 if ink is None:
@@ -249,17 +282,24 @@ def _as_words(cells: np.ndarray, cell_w: int) -> np.ndarray:
     return padded.view("<u8")
 
 
-_ATLASES: dict[tuple[tuple[Path, ...], int, int, int], Atlas] = {}
+_ATLASES: dict[tuple[tuple[Path, ...], int, int, int, int | None], Atlas] = {}
 _ATLASES_LOCK = threading.Lock()
 
 
-def get_atlas(chain: tuple[Path, ...], *, cell_w: int, cell_h: int, bits: int) -> Atlas:
-    """Return the process-wide atlas for this font chain, cell and bit depth."""
-    key = (chain, cell_w, cell_h, bits)
+def get_atlas(
+    chain: tuple[Path, ...],
+    *,
+    cell_w: int,
+    cell_h: int,
+    bits: int,
+    wide_rows: int | None = None,
+) -> Atlas:
+    """Return the process-wide atlas for this font chain, cell, bit depth and wide rows."""
+    key = (chain, cell_w, cell_h, bits, wide_rows)
     with _ATLASES_LOCK:
         atlas = _ATLASES.get(key)
         if atlas is None:
-            atlas = Atlas(chain, cell_w=cell_w, cell_h=cell_h, bits=bits)
+            atlas = Atlas(chain, cell_w=cell_w, cell_h=cell_h, bits=bits, wide_rows=wide_rows)
             _ATLASES[key] = atlas
         return atlas
 

@@ -30,6 +30,10 @@ N_RULES = 5
 
 # Grid code of the right half of a wide glyph (beyond the last Unicode code point).
 WIDE_CONT = 0x110000
+# Grid code of the lower left cell of a wide glyph drawn two rows tall (``LayoutConfig.wide_rows``
+# 2: rows too short for an ideograph): the row under a row of wide glyphs holds it below each
+# wide glyph's left half, ``WIDE_CONT`` below the right half.
+WIDE_BELOW = 0x110001
 BLANK = 0x20
 
 # layout state slots (int64 array of length N_STATE)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from glyphfold.checks import check_choice, check_int
 from glyphfold.errors import InputError, LayoutError
 from glyphfold.fonts.pixel import CONTINUATION_CODEPOINT, JOIN_CODEPOINT, NEWLINE_CODEPOINT
+from glyphfold.fonts.raster import wide_rows
 from glyphfold.fonts.resolve import fallback_chain, resolve_font
 from glyphfold.render.encode import BIT_DEPTHS
 from glyphfold.render.layout import MIN_COLS, LayoutConfig
@@ -164,6 +165,7 @@ def resolve_setup(
         newline=nl,
         collapse=bool(collapse),
         join=JOIN_CODEPOINT,
+        wide_rows=wide_rows(cell_h) if rows > 1 else 1,
     )
     return Setup(
         profile=prof,

@@ -21,7 +21,12 @@ Rules (what reaches the page, and what is *dropped by rule* and counted):
 * Emoji: see :mod:`glyphfold.render.emoji` (semantic ones fold to ASCII labels,
   decorative ones are dropped, ``"emoji"``).
 * East Asian Wide/Fullwidth characters take two cells; the second holds
-  ``WIDE_CONT``. Everything else printable takes one cell.
+  ``WIDE_CONT``. Everything else printable takes one cell. In rows too short for
+  an ideograph (``wide_rows`` 2: cells under 13 px, the dense shape) a wide glyph
+  is drawn two rows tall: a row that holds one is followed by a row showing the
+  lower halves (``WIDE_BELOW`` under each left half, ``WIDE_CONT`` under the
+  right; it covers no source), and such a row is never a page's last row: it
+  starts the next page whole. The planner prices the extra rows (it lays out).
 * A line longer than the row wraps; the next row starts with the continuation
   mark (``CONTINUATION_CODEPOINT``, U+21AA ↪). Reflow mode wraps without it and
   draws each line break as the newline mark (``NEWLINE_CODEPOINT``, U+258C ▌).
@@ -207,6 +212,7 @@ class LayoutConfig:
     collapse: bool = False  # fold whitespace first (glyphfold.render.collapse)
     word_wrap: bool = True  # keep tokens whole across rows (module doc)
     join: int = DEFAULT_JOIN
+    wide_rows: int = 1  # rows a wide glyph is drawn over (glyphfold.fonts.raster.wide_rows)
 
     def __post_init__(self) -> None:
         if self.cols < MIN_COLS:
@@ -217,6 +223,15 @@ class LayoutConfig:
             raise LayoutError(msg)
         if not 1 <= self.tab_size <= 64:
             msg = f"tab_size must be in 1..64, got {self.tab_size}"
+            raise LayoutError(msg)
+        if self.wide_rows not in (1, 2):
+            msg = f"wide_rows must be 1 or 2, got {self.wide_rows!r}"
+            raise LayoutError(msg)
+        if self.wide_rows == 2 and self.rows < 2:
+            msg = (
+                f"a page of {self.rows} row cannot hold a wide glyph drawn two rows tall; "
+                "make the page taller or the cell taller"
+            )
             raise LayoutError(msg)
 
     @property
@@ -490,6 +505,7 @@ class Layout:
                 cfg.newline,
                 cfg.join,
                 cfg.break_window,
+                cfg.wide_rows,
                 state,
                 grid,
                 src,
@@ -563,6 +579,7 @@ def layout_text(
     collapse: bool = False,
     word_wrap: bool = True,
     join: int = DEFAULT_JOIN,
+    wide_rows: int = 1,
 ) -> tuple[list[PageLayout], dict[str, int]]:
     """Lay out ``text`` into pages; return (pages, dropped-by-rule counts).
 
@@ -579,6 +596,7 @@ def layout_text(
         collapse=collapse,
         word_wrap=word_wrap,
         join=join,
+        wide_rows=wide_rows,
     )
     lay = Layout(text, cfg, with_src=with_src, kernels=kernels)
     pages = list(lay.pages())

@@ -134,7 +134,13 @@ def blit_scanlines(
 
 def atlas_for(setup: Setup) -> Atlas:
     """Return the cached atlas of a setup."""
-    return get_atlas(setup.chain, cell_w=setup.cell_w, cell_h=setup.cell_h, bits=setup.bits)
+    return get_atlas(
+        setup.chain,
+        cell_w=setup.cell_w,
+        cell_h=setup.cell_h,
+        bits=setup.bits,
+        wide_rows=setup.config.wide_rows,
+    )
 
 
 def prepare(

@@ -105,8 +105,9 @@ SHAPES: dict[str, Shape] = {
             "height and 2-px descenders in a 6x10 cell. 10 px pitch clears the 9 px floor; "
             "a full Anthropic page (1564x726 inside the 1568x728 box, 8-px margins) holds "
             "258x71 = 18,318 cells. Use for prose, logs and ids read by strong readers where "
-            "density matters: whole-page OCR reads 90-100% of generated ids exactly and "
-            "European text under 3% CER (the regular shape stays the safer default)."
+            "density matters: whole-page OCR reads 95-100% of generated ids exactly and "
+            "European text under 3% CER (the regular shape stays the safer default). Wide "
+            "(CJK) glyphs are drawn 12 px tall over two rows (an ideograph needs them)."
         ),
     ),
     "regular": Shape(

@@ -16,6 +16,8 @@ tests compare both, and both with ``tests/naive.py``, with the JIT on and off.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from glyphfold.render.codes import (
@@ -31,6 +33,7 @@ from glyphfold.render.codes import (
     S_POS,
     U_BREAK,
     U_TOKEN,
+    WIDE_BELOW,
     WIDE_CONT,
     ansi_len,
     drop_rule,
@@ -119,6 +122,7 @@ class VectorLayout:
         nl_code: int,
         join_code: int,
         window: int,
+        wide_rows: int,
         state: np.ndarray,
         grid: np.ndarray,
         src: np.ndarray,
@@ -140,9 +144,19 @@ class VectorLayout:
             src[:] = -1
         r = c = 0
         row_open = False
+        row_wide = False  # the row holds a wide glyph drawn two rows tall
+        start, cont_open, saved = pos, cont, counts.copy()
         while r < rows:
             if not row_open:
-                start = pos
+                if row_wide:
+                    _lower_halves(grid, src, r, want_src)
+                    row_start[r] = pos
+                    r, row_wide = r + 1, False
+                    if r >= rows:
+                        break
+                start, cont_open = pos, cont
+                if wide_rows > 1:  # a row may have to start the next page: its counts back
+                    saved = counts.copy()
                 pos = self.skip_dropped(pos, counts, True)
                 if pos >= n:
                     break
@@ -198,6 +212,16 @@ class VectorLayout:
                 if c + 2 > cols:
                     r, row_open, cont = r + 1, False, wrap_cont
                     continue
+                if wide_rows > 1 and r + 1 >= rows:
+                    # two rows tall, a wide glyph never sits on the last row: the row
+                    # starts the next page, with what it holds so far
+                    grid[r] = BLANK
+                    if want_src:
+                        src[r] = -1
+                    counts[:] = saved
+                    pos, cont, row_open = start, cont_open, False
+                    self._si = bisect.bisect_left(self.special, pos)  # the cursor goes back
+                    break
                 grid[r, c] = codes[pos]
                 grid[r, c + 1] = WIDE_CONT
                 if want_src:
@@ -205,6 +229,7 @@ class VectorLayout:
                 c += 2
                 pos += 1
                 prev_tok = False
+                row_wide = wide_rows > 1
             elif k in (C_LF, C_CR):
                 step = 2 if k == C_CR and pos + 1 < n and codes[pos + 1] == 0x0A else 1
                 if not reflow:
@@ -249,12 +274,26 @@ class VectorLayout:
                 break
         if row_open:
             r += 1
+        if row_wide:  # the last row holds wide glyphs (never the page's last row)
+            _lower_halves(grid, src, r, want_src)
+            row_start[r] = pos
+            r += 1
         if pos < n and not cont and self.skip_dropped(pos, counts, False) >= n:
             # characters left that would all be dropped belong to this page, not a blank one
             pos = self.skip_dropped(pos, counts, True)
         state[S_POS] = pos
         state[S_CONT] = cont
         return r
+
+
+def _lower_halves(grid: np.ndarray, src: np.ndarray, r: int, want_src: bool) -> None:
+    """Fill row ``r`` with the lower halves of the wide glyphs of row ``r - 1`` (the kernel's)."""
+    left = np.flatnonzero(grid[r - 1, 1:] == WIDE_CONT)
+    grid[r, left] = WIDE_BELOW
+    grid[r, left + 1] = WIDE_CONT
+    if want_src:
+        src[r, left] = src[r - 1, left]
+        src[r, left + 1] = src[r - 1, left]
 
 
 def unclassified(cps: np.ndarray, cls: np.ndarray) -> list[int]:
@@ -280,6 +319,12 @@ def slots(grid: np.ndarray, table: np.ndarray, ink: np.ndarray, stride: int) -> 
     out = table[grid].astype(np.int64)
     if ink.shape[0]:
         out += ink[: grid.shape[0]].astype(np.int64) * stride
+    below = grid[1:] == WIDE_BELOW  # never in row 0: it lies under its upper half
+    if below.any():
+        above = table[grid[:-1]].astype(np.int64) + 2
+        if ink.shape[0]:
+            above += ink[1 : grid.shape[0]].astype(np.int64) * stride
+        out[1:][below] = above[below]
     wide = grid[:, 1:] == WIDE_CONT  # never in column 0: it follows its left half
     if wide.any():
         out[:, 1:][wide] = out[:, :-1][wide] + 1

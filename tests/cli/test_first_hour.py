@@ -332,9 +332,11 @@ def test_legibility_exits_0_on_documented_misses_only(capsys, monkeypatch, failu
         measured.append(shape)
         return _fake_report(shape, failures.get(shape, []))
 
-    monkeypatch.setattr(L, "load_corpus", lambda parts: [])
+    monkeypatch.setattr(L, "load_corpus", lambda parts, **_: [])
     monkeypatch.setattr(L, "ocr_engines", lambda names: list(names))
     monkeypatch.setattr(L, "measure", fake_measure)
+    # a documented miss (none is documented since dense Chinese met its target, issue 20)
+    monkeypatch.setitem(L.KNOWN_MISSES, ("dense", "chinese"), "documented for this test")
     got, out, err = run(capsys, "legibility", "--quiet", *(["--strict"] if strict else []))
     assert got == code
     assert measured == list(L.TARGETS) == ["regular", "dense"]

@@ -99,14 +99,15 @@ def test_u64_packers_match_naive(bits, h, words, seed):
 
 
 @PATHS
+@pytest.mark.parametrize("wide_rows", [1, 2])
 @pytest.mark.parametrize(("cw", "ch"), [(6, 10), (7, 14), (11, 16), (12, 16), (17, 20)])
-def test_word_stream_blit_matches_naive(dejavu, unifont, cw, ch, kernels):
+def test_word_stream_blit_matches_naive(dejavu, unifont, cw, ch, kernels, wide_rows):
     """Any cell width: the 64-bit word-stream blit draws what the naive loop draws."""
     from glyphfold.render.layout import class_table
 
-    atlas = Atlas((dejavu, unifont), cell_w=cw, cell_h=ch, bits=8)
+    atlas = Atlas((dejavu, unifont), cell_w=cw, cell_h=ch, bits=8, wide_rows=wide_rows)
     text = "wide 国语 and ｱ kana\nrow two\twith a tab and ✓ a label, then more text"
-    pages, _ = layout_text(text, cols=13, rows=3)
+    pages, _ = layout_text(text, cols=13, rows=3, wide_rows=wide_rows)
     cps = to_codepoints(text)
     atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, 0x2590, *map(ord, "[OK]")))
     for page in pages:
@@ -118,15 +119,16 @@ def test_word_stream_blit_matches_naive(dejavu, unifont, cw, ch, kernels):
 
 
 @PATHS
+@pytest.mark.parametrize("wide_rows", [1, 2])
 @pytest.mark.parametrize(("cw", "ch"), [(6, 10), (8, 16), (11, 16), (17, 20)])
-def test_bit_blit_matches_naive_blit_then_pack(dejavu, unifont, cw, ch, kernels):
+def test_bit_blit_matches_naive_blit_then_pack(dejavu, unifont, cw, ch, kernels, wide_rows):
     """blit_bits writes exactly the naive page packed at 1 bpp (padding bits are paper)."""
     from glyphfold.render.layout import class_table
     from glyphfold.render.page import blit_scanlines
 
-    atlas = Atlas((dejavu, unifont), cell_w=cw, cell_h=ch, bits=1)
+    atlas = Atlas((dejavu, unifont), cell_w=cw, cell_h=ch, bits=1, wide_rows=wide_rows)
     text = "wide 国语 and ｱ kana\nrow two\twith a tab and ✓ a label, then more text"
-    pages, _ = layout_text(text, cols=13, rows=3)
+    pages, _ = layout_text(text, cols=13, rows=3, wide_rows=wide_rows)
     cps = to_codepoints(text)
     atlas.prepare(cps, class_table(cps), (0x21AA, 0x21B5, 0x2590, *map(ord, "[OK]")))
     for page in pages:

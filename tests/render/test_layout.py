@@ -163,7 +163,9 @@ def test_impossible_geometry_is_rejected(cols, rows, named):
         LayoutConfig(cols=cols, rows=rows)
 
 
-def _assert_matches_naive(text, cols, rows, tab_size, reflow, kernels=None, word_wrap=True):
+def _assert_matches_naive(
+    text, cols, rows, tab_size, reflow, kernels=None, word_wrap=True, wide_rows=1
+):
     got, dropped = layout_text(
         text,
         cols=cols,
@@ -174,6 +176,7 @@ def _assert_matches_naive(text, cols, rows, tab_size, reflow, kernels=None, word
         newline=NL,
         kernels=kernels,
         word_wrap=word_wrap,
+        wide_rows=wide_rows,
     )
     want, want_dropped = naive_layout(
         text,
@@ -183,6 +186,7 @@ def _assert_matches_naive(text, cols, rows, tab_size, reflow, kernels=None, word
         reflow=reflow,
         newline=NL,
         word_wrap=word_wrap,
+        wide_rows=wide_rows,
     )
     assert dropped == want_dropped
     assert len(got) == len(want)
@@ -238,6 +242,48 @@ _WORDY = st.lists(
 def test_word_wrap_matches_naive_reference(kernels, text, cols, rows, reflow, word_wrap):
     """Issue 20: word wrap (tokens, windows up to 15 cells, join marks), all three paths."""
     _assert_matches_naive(text, cols, rows, 8, reflow, kernels=kernels, word_wrap=word_wrap)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=_TEXT | _WORDY,
+    cols=st.integers(12, 24),
+    rows=st.integers(2, 5),
+    reflow=st.booleans(),
+    word_wrap=st.booleans(),
+)
+@pytest.mark.parametrize("kernels", [True, False], ids=["numba", "numpy"])
+def test_tall_wide_rows_match_naive_reference(kernels, text, cols, rows, reflow, word_wrap):
+    """Issue 20: wide glyphs two rows tall (dense rows): the row of lower halves under each
+    row of wide glyphs, such a row never last on a page; all three paths agree."""
+    _assert_matches_naive(
+        text, cols, rows, 8, reflow, kernels=kernels, word_wrap=word_wrap, wide_rows=2
+    )
+
+
+def test_tall_wide_glyph_rows():
+    """Issue 20: with ``wide_rows=2`` a row holding a wide glyph is followed by the row of
+    its lower halves, which covers no source; such a row never is a page's last row (it
+    starts the next page whole, and its dropped characters are counted once)."""
+    pages, dropped = layout_text("ab 国x\ncd\n\x1b[1m语ef", cols=12, rows=3, with_src=True)
+    assert [p.n_rows for p in pages] == [3]  # wide_rows=1: no row of lower halves
+    pages, dropped = layout_text(
+        "ab 国x\ncd\n\x1b[1m语ef", cols=12, rows=3, with_src=True, wide_rows=2
+    )
+    assert [p.n_rows for p in pages] == [3, 2]
+    first, second = pages
+    assert first.grid[1, 3] == K.WIDE_BELOW and first.grid[1, 4] == K.WIDE_CONT
+    assert first.src[1].tolist()[3:5] == [3, 3]  # the lower half shows the same character
+    assert (first.grid[1, :3] == K.BLANK).all() and (first.grid[1, 5:] == K.BLANK).all()
+    assert first.row_spans() == [(0, 6), (6, 6), (6, 9)]  # the row of halves covers nothing
+    # the third row would hold 语 on the last row: it starts the next page, escape and all
+    assert second.span == (9, 16) and second.grid[0, 0] == ord("语")
+    assert second.grid[1, 0] == K.WIDE_BELOW
+    assert dropped == {"ansi": 4}
+    with pytest.raises(LayoutError, match="two rows tall"):
+        LayoutConfig(cols=12, rows=1, wide_rows=2)
+    with pytest.raises(LayoutError, match="got 3"):
+        LayoutConfig(cols=12, rows=4, wide_rows=3)
 
 
 @settings(max_examples=100, deadline=None)

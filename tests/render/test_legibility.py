@@ -133,6 +133,29 @@ def test_generated_ids_are_seeded_and_scored_by_kind():
     }  # fmt: skip
 
 
+def test_ids_seed_measures_held_out_ids(monkeypatch, capsys):
+    """Issue 20: ``--ids-seed N`` measures ids generated from another seed (held out: no
+    glyph was drawn for them), and scores them on their own values."""
+    from glyphfold import cli
+
+    fresh = L.generate_ids(seed=201)
+    assert L.load_corpus(["ids"], ids_seed=201)["ids"] == fresh.text != L.generate_ids().text
+    assert L.part_identifiers("ids", fresh.text, ids_seed=201) == fresh.ids
+    assert L.part_identifiers("ids", fresh.text) == ()  # seed 15's ids are not in it
+    seen: list[int] = []
+
+    def fake_measure(*, shape, ids_seed, **_):
+        seen.append(ids_seed)
+        return L.ShapeReport("anthropic", shape, (), 0, 0, 0, 0, {}, 0.0)
+
+    monkeypatch.setattr(L, "ocr_engines", lambda names: list(names))
+    monkeypatch.setattr(L, "measure", fake_measure)
+    assert cli.main(["legibility", "--quiet", "--ids-seed", "201", "--json"]) == 0
+    assert cli.main(["legibility", "--quiet", "--json"]) == 0
+    assert seen == [201, 201, L.IDS_SEED, L.IDS_SEED]
+    capsys.readouterr()
+
+
 def test_text_tokens_never_download():
     counts = L.count_text_tokens("x" * 10)
     assert counts["chars_div_4"] == 3  # ceil(10/4)
@@ -313,6 +336,14 @@ def test_whole_page_of_chinese_reads_back(rapid_native):
 
 
 @pytest.mark.ocr
+def test_whole_page_of_dense_chinese_reads_back(rapid_native):
+    """Issue 20: CJK on a whole dense page, CER <= 3% (22% with 8-px ideographs in 10-px
+    rows; wide glyphs are now drawn 12 px tall over two rows)."""
+    best = L.best_results(_page_results("chinese", "dense", [rapid_native], lines=2))
+    assert best["chinese"].cer <= L.TARGETS["dense"].max_cer_cjk, best["chinese"].confusions
+
+
+@pytest.mark.ocr
 def test_whole_page_of_generated_ids_reads_back(rapid_native):
     """SPEC §5.4: the page of 30 generated id lines, UUIDs and hex ids >= 95% exact.
 
@@ -373,6 +404,7 @@ def test_legibility_command_json(capsys):
         (["legibility", "--profile", "nope"], "valid profiles"),
         (["legibility", "--profile", "text-only"], "no images"),
         (["legibility", "--part", "klingon", "--engine", "rapidocr"], "valid parts"),
+        (["legibility", "--ids-seed", "-3", "--engine", "rapidocr"], "ids_seed"),
     ],
 )
 def test_legibility_command_rejects_bad_input(argv, message, capsys):
