@@ -192,9 +192,21 @@ _TEST_RUN = re.compile(
 )
 
 
+# every match of _TEST_RUN holds one of these literals or _TEST_DIGIT's match: a window
+# without any is not searched (the alternation tries each branch at every position)
+_TEST_LITERALS = ("= ", "Ran ", "OK", "FAIL", "Test", "test result: ", "PASS")
+_TEST_DIGIT = re.compile(r"\d (?:passed|failed|error)")
+
+
+def _may_be_test_run(window: str) -> bool:
+    return any(lit in window for lit in _TEST_LITERALS) or _TEST_DIGIT.search(window) is not None
+
+
 def is_test_run(text: str) -> bool:
     """True when ``text`` is the output of a test runner (pytest, unittest, cargo, jest)."""
-    return bool(_TEST_RUN.search(text[:4000]) or _TEST_RUN.search(text[-4000:]))
+    return any(
+        _may_be_test_run(w) and _TEST_RUN.search(w) is not None for w in (text[:4000], text[-4000:])
+    )
 
 
 _PROGRESS_LINE = re.compile(

@@ -130,6 +130,15 @@ class SnapshotConfig:
                 get_shape(name)  # an unknown name raises, naming the valid ones
 
 
+@dataclass
+class _Memo:
+    """What the choices of one rung call share: layouts of texts by shape, factsheet
+    prices by text (the same run text recurs across tails and user-message choices)."""
+
+    plans: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    overheads: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
 def _default_renderer() -> Renderer:
     from glyphfold.render.api import render_text
 
@@ -245,15 +254,33 @@ class Snapshot:
 
         return plan_text(text, profile=profile, **self._options(text, shape))
 
-    def _overhead(self, ctx: RungContext) -> Callable[[str], int]:
+    def _overhead(
+        self, ctx: RungContext, memo: dict[str, int] | None = None
+    ) -> Callable[[str], int]:
         cfg = self.config.factsheet
+        memo = {} if memo is None else memo
 
         def overhead(text: str) -> int:
-            facts = format_factsheet(extract_facts(text, config=cfg))
-            guide = guide_text(999, len(text), 99, facts=bool(facts))
-            return 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
+            hit = memo.get(text)
+            if hit is None:
+                facts = format_factsheet(extract_facts(text, config=cfg))
+                guide = guide_text(999, len(text), 99, facts=bool(facts))
+                hit = memo[text] = 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
+            return hit
 
         return overhead
+
+    def _plan_fn(self, profile: Any, shape: str | None, memo: _Memo) -> Callable[[str], Any]:
+        """Text -> its TextPlan in ``shape``, each text laid out once per rung call."""
+        plans = memo.plans.setdefault(shape, {})
+
+        def plan(text: str) -> Any:
+            hit = plans.get(text)
+            if hit is None:
+                hit = plans[text] = self._planner_plan(text, profile, shape)
+            return hit
+
+        return plan
 
     def _setup(
         self,
@@ -263,10 +290,13 @@ class Snapshot:
         shape: str | None = None,
         users_as_text: str = "none",
         pieces: dict[tuple[int, int], str] | None = None,
+        memo: _Memo | None = None,
     ) -> tuple[Planner, BuildInput] | None:
         """The planner and build input for one choice of tail, shape and user messages
         (None: nothing to image). ``pieces``: the transcript piece cache the choices of
-        one call share (a message's transcript does not depend on the choice)."""
+        one call share (a message's transcript does not depend on the choice); ``memo``:
+        the layouts and factsheet prices they share (the same run text recurs)."""
+        memo = memo or _Memo()
         costs = ctx.message_costs(history)
         units, source = self._units(history, reg, ctx, costs, users_as_text, pieces)
         if not source.messages:
@@ -280,8 +310,8 @@ class Snapshot:
             fixed_tokens=fixed,
             target=ctx.target_tokens,
             page_cap=self._page_cap(history, reg, units, profile),
-            plan=lambda t: self._planner_plan(t, profile, shape),
-            overhead=self._overhead(ctx),
+            plan=self._plan_fn(profile, shape, memo),
+            overhead=self._overhead(ctx, memo.overheads),
             start_late=self.config.start_late,
         )
         inp = BuildInput(
@@ -340,11 +370,12 @@ class Snapshot:
         # none can, and the words are cut there at once (no plan of the others is made)
         reg, shape, users = choices[-1]
         pieces: dict[tuple[int, int], str] = {}  # each message's transcript, built once
-        widest = self._setup(history, reg, ctx, shape, users, pieces)
+        memo = _Memo()  # each run text laid out (per shape) and priced once
+        widest = self._setup(history, reg, ctx, shape, users, pieces, memo)
         hopeless = widest is not None and len(choices) > 1 and widest[0].lossless() is None
         for k, (reg, shape, users) in enumerate([] if hopeless else choices):
             last = k == len(choices) - 1
-            setup = widest if last else self._setup(history, reg, ctx, shape, users, pieces)
+            setup = widest if last else self._setup(history, reg, ctx, shape, users, pieces, memo)
             if setup is None:
                 continue
             found = self._fit(*setup, ctx, lossy=False)

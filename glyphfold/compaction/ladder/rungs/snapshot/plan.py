@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from glyphfold.compaction.ladder.rungs.snapshot.price import MovePrices, gallop, lower_bound
 from glyphfold.compaction.ladder.rungs.snapshot.source import (
     LEVELS,
     Source,
@@ -101,6 +102,8 @@ _NONE = Treatment()  # nothing shortened (read only)
 class Planner:
     """Chooses the imaged prefix and the treatment that fit ``target`` tokens."""
 
+    none = _NONE  # the treatment that shortens nothing
+
     def __init__(
         self,
         units: Sequence[Unit],
@@ -137,6 +140,13 @@ class Planner:
         # unit texts by (unit, level of each of its messages; () for all at 0)
         self._unit_texts: dict[tuple[int, tuple[int, ...]], str] = {}
         self._overheads: dict[tuple[int, ...], int] = {}
+        # the lossy search: exact prices by (c, moves applied, cut), estimates by c
+        self._exact: dict[tuple[int, int, tuple[int, int] | None], Any] = {}
+        self._estimates: dict[int, MovePrices] = {}
+        self._moves: dict[int, list[tuple[str, int, int]]] = {}
+        self._sources: dict[tuple[int, ...], str] = {}  # run -> its full text (RunText.source)
+        self._level0: list[str] | None = None
+        self._all_levels: dict[int, tuple[int, dict[int, int]]] = {}  # c -> moves, levels
         self.full_runs = self.runs_of(len(self.units))
         self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
 
@@ -170,34 +180,48 @@ class Planner:
             text = cut_marker(cut) + text[cut:]
         return text
 
+    def _texts0(self) -> list[str]:
+        """Each unit's text with nothing shortened ("" for units without text)."""
+        if self._level0 is None:
+            self._level0 = [self._unit_text(u.index, _NONE) for u in self.units]
+        return self._level0
+
     def run_text(self, run: tuple[int, ...], treat: Treatment) -> RunText:
         """The text of ``run`` under ``treat``; dropped units leave one marker line per gap."""
         pieces: list[str] = []
         keys: list[int | None] = []
-        full: list[str] = []
+        texts0 = self._texts0()
+        dropped = treat.dropped
+        lossless = treat.lossless
+        units = self.units
         gap_msgs = gap_chars = 0
         for k in run:
-            whole = self._unit_text(k, _NONE)
-            if not self.units[k].positions or not whole:
+            whole = texts0[k]
+            if not whole:
                 continue  # a bridge or an acknowledgement: no text, nothing on the pages
-            full.append(whole)
-            if k in treat.dropped:
-                gap_msgs += len(self.units[k].positions)
+            if k in dropped:
+                gap_msgs += len(units[k].positions)
                 gap_chars += len(whole)
                 continue
             if gap_msgs:
                 pieces.append(dropped_marker(gap_msgs, gap_chars))
                 keys.append(None)
                 gap_msgs = gap_chars = 0
-            pieces.append(self._unit_text(k, treat) if not treat.lossless else whole)
+            pieces.append(whole if lossless else self._unit_text(k, treat))
             keys.append(k)
         if gap_msgs:
             pieces.append(dropped_marker(gap_msgs, gap_chars))
             keys.append(None)
         text, spans = join(pieces)
         by_unit = {k: s for k, s in zip(keys, spans, strict=True) if k is not None}
-        source = text if treat.lossless else join(full)[0]
-        return RunText(run, text, by_unit, all(k in treat.dropped for k in run), source)
+        if lossless:
+            source = text
+        else:  # every treatment of the run retains the same words: joined once
+            source = self._sources.get(run, "")
+            if not source:
+                source = join([texts0[k] for k in run if texts0[k]])[0]
+                self._sources[run] = source
+        return RunText(run, text, by_unit, all(k in dropped for k in run), source)
 
     # ------------------------------------------------------------------ prices
 
@@ -369,13 +393,21 @@ class Planner:
     @staticmethod
     def apply(moves: Sequence[tuple[str, int, int]], j: int) -> Treatment:
         """The treatment after the first ``j`` moves."""
-        t = Treatment()
-        for kind, a, b in moves[:j]:
-            if kind == "level":
-                t.levels[a] = b
-            else:
-                t.dropped.add(a)
-        return t
+        head = moves[:j]
+        levels = {a: b for kind, a, b in head if kind == "level"}  # the last level wins
+        return Treatment(levels, {a for kind, a, _ in head if kind == "drop"})
+
+    def _apply_at(self, c: int, moves: Sequence[tuple[str, int, int]], j: int) -> Treatment:
+        """:meth:`apply` for the moves of ``[0, c)``: past the level moves, every tool
+        output is at its last level (copied, not replayed)."""
+        hit = self._all_levels.get(c)
+        if hit is None:
+            n = sum(1 for m in moves if m[0] == "level")
+            hit = self._all_levels[c] = (n, self.apply(moves, n).levels)
+        n, levels = hit
+        if j < n:
+            return self.apply(moves, j)
+        return Treatment(dict(levels), {a for _, a, _ in moves[n:j]})
 
     def lossy(self, slack: int = 0) -> Plan | None:
         """Shorten the imaged text until it fits, losing the least (``slack``: extra room).
@@ -393,51 +425,70 @@ class Planner:
                 best = plan
         return best
 
-    def _lossy_at(self, c: int, slack: int) -> Plan | None:
-        moves = self.moves(c)
+    def _exact_at(
+        self, c: int, moves: Sequence[tuple[str, int, int]], j: int, cut: tuple[int, int] | None
+    ) -> tuple[int, int, list[RunText], Treatment]:
+        """(tokens, pages, run texts, treatment) after the first ``j`` moves (and ``cut``),
+        laid out (memoised: the fit rounds search again with another target)."""
+        key = (c, j, cut)
+        hit = self._exact.get(key)
+        if hit is None:
+            treat = self._apply_at(c, moves, j)
+            treat.cut = cut
+            hit = (*self.treated_tokens(treat, c), treat)
+            self._exact[key] = hit
+        return hit  # type: ignore[no-any-return]
 
-        def fits(t: Treatment) -> bool:
-            tokens, pages, _ = self.treated_tokens(t, c)
+    def _estimate(self, c: int, moves: Sequence[tuple[str, int, int]]) -> MovePrices:
+        est = self._estimates.get(c)
+        if est is None:
+            est = self._estimates[c] = MovePrices(self, c, moves)
+        return est
+
+    def _lossy_at(self, c: int, slack: int) -> Plan | None:
+        moves = self._moves.get(c)
+        if moves is None:
+            moves = self._moves[c] = self.moves(c)
+
+        def fits(j: int, cut: tuple[int, int] | None = None) -> bool:
+            tokens, pages, _, _ = self._exact_at(c, moves, j, cut)
             return self._fits(tokens - slack, pages)
 
-        if not moves or not fits(self.apply(moves, len(moves))):
+        if not moves or not fits(len(moves)):
             return None
-        lo, hi = 0, len(moves)  # invariant: hi moves fit
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if fits(self.apply(moves, mid)):
-                hi = mid
-            else:
-                lo = mid + 1
-        treat = self.apply(moves, hi)
+        # the estimate by sums says where the boundary lies; exact prices confirm it
+        est = self._estimate(c, moves)
+
+        def likely(j: int) -> bool:
+            tokens, pages = est.price(j)
+            return self._fits(tokens - slack, pages)
+
+        hi = gallop(fits, lower_bound(0, len(moves), likely), 0, len(moves))
+        cut = None
         if hi and moves[hi - 1][0] == "drop":  # cut the last unit from its start instead
-            treat = self._refine_cut(moves, hi, moves[hi - 1][1], fits) or treat
-        tokens, _, texts = self.treated_tokens(treat, c)
+            cut = self._refine_cut(c, moves, hi, moves[hi - 1][1], slack)
+        j = hi - 1 if cut is not None else hi
+        tokens, _, texts, treat = self._exact_at(c, moves, j, cut)
         whole = sum(len(self._unit_text(k, Treatment())) for rt in texts for k in rt.units)
         loss = max(0, whole - sum(len(rt.text) for rt in texts))
         return Plan(c, tuple(texts), treat, tokens - slack, loss)
 
     def _refine_cut(
-        self,
-        moves: Sequence[tuple[str, int, int]],
-        j: int,
-        k: int,
-        fits: Callable[[Treatment], bool],
-    ) -> Treatment | None:
-        base = self.apply(moves, j - 1)
-        n = len(self._unit_text(k, base))
-        lo, hi = 1, n  # cutting everything is at least as short as dropping, up to the marker
+        self, c: int, moves: Sequence[tuple[str, int, int]], j: int, k: int, slack: int
+    ) -> tuple[int, int] | None:
+        """The fewest chars cut from the start of unit ``k`` (instead of dropping it, the
+        ``j``-th move) that fit; None when no cut does."""
+        n = len(self._unit_text(k, self._exact_at(c, moves, j - 1, None)[3]))
         if n == 0:
             return None
-        base.cut = (k, hi)
-        if not fits(base):
+
+        def fits(x: int) -> bool:
+            tokens, pages, _, _ = self._exact_at(c, moves, j - 1, (k, x))
+            return self._fits(tokens - slack, pages)
+
+        if not fits(n):  # cutting everything is at least as short as dropping, up to the marker
             return None
-        while lo < hi:
-            mid = (lo + hi) // 2
-            base.cut = (k, mid)
-            if fits(base):
-                hi = mid
-            else:
-                lo = mid + 1
-        base.cut = (k, hi)
-        return base
+        # from the exact price without the cut: the chars to cut at the run's density
+        tokens = self._exact_at(c, moves, j - 1, None)[0]
+        start = self._estimate(c, moves).chars_for(k, tokens - slack - self.target)
+        return (k, gallop(fits, start, 1, n))
