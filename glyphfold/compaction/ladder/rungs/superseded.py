@@ -239,11 +239,16 @@ def text_reason(text: str) -> str | None:
     if len(body) <= _CONFIRMATION_CHARS and "\n" not in body and _CONFIRMATION.match(body):
         return "confirmation"
     lines = [ln for ln in re.split(r"[\r\n]+", body) if ln.strip()]
-    if len(lines) >= 3:
-        noisy = sum(1 for ln in lines if _PROGRESS_LINE.match(ln))
-        if noisy * 10 >= len(lines) * 8:  # four lines in five are progress
-            return "progress"
-    return None
+    n = len(lines)
+    if n < 3:
+        return None
+    misses = 0  # four lines in five are progress: at most one in five is not
+    for ln in lines:
+        if not _PROGRESS_LINE.match(ln):
+            misses += 1
+            if misses * 5 > n:
+                return None  # settled: the rest cannot make it progress
+    return "progress"
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ pages); the ledger entry says which (``frozen_blocks``, ``new_blocks``,
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -135,7 +136,7 @@ class _Memo:
     """What the choices of one rung call share: layouts of texts by shape, factsheet
     prices by text (the same run text recurs across tails and user-message choices)."""
 
-    plans: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    plans: dict[tuple[str | None, int], dict[str, Any]] = dataclasses.field(default_factory=dict)
     overheads: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
@@ -249,10 +250,12 @@ class Snapshot:
         room: int = (profile.max_request_bytes - other) // page_b64
         return max(0, min(cap, room))
 
-    def _planner_plan(self, text: str, profile: Any, shape: str | None = None) -> Any:
+    def _planner_plan(
+        self, text: str, profile: Any, shape: str | None = None, limit: int | None = None
+    ) -> Any:
         from glyphfold.render.api import plan_text
 
-        return plan_text(text, profile=profile, **self._options(text, shape))
+        return plan_text(text, profile=profile, max_pages=limit, **self._options(text, shape))
 
     def _overhead(
         self, ctx: RungContext, memo: dict[str, int] | None = None
@@ -270,14 +273,17 @@ class Snapshot:
 
         return overhead
 
-    def _plan_fn(self, profile: Any, shape: str | None, memo: _Memo) -> Callable[[str], Any]:
-        """Text -> its TextPlan in ``shape``, each text laid out once per rung call."""
-        plans = memo.plans.setdefault(shape, {})
+    def _plan_fn(
+        self, profile: Any, shape: str | None, memo: _Memo, limit: int
+    ) -> Callable[[str], Any]:
+        """Text -> its TextPlan in ``shape``, each text laid out once per rung call, up
+        to ``limit`` pages (a text with more cannot be imaged whole: its plan says so)."""
+        plans = memo.plans.setdefault((shape, limit), {})
 
         def plan(text: str) -> Any:
             hit = plans.get(text)
             if hit is None:
-                hit = plans[text] = self._planner_plan(text, profile, shape)
+                hit = plans[text] = self._planner_plan(text, profile, shape, limit)
             return hit
 
         return plan
@@ -304,13 +310,15 @@ class Snapshot:
         profile = ctx.profile
         fixed = system_tokens(history, ctx) + sum(costs[: reg.head_end])
         fixed += sum(costs[reg.tail_start :])
+        page_cap = self._page_cap(history, reg, units, profile)
         planner = Planner(
             units,
             source,
             fixed_tokens=fixed,
             target=ctx.target_tokens,
-            page_cap=self._page_cap(history, reg, units, profile),
-            plan=self._plan_fn(profile, shape, memo),
+            page_cap=page_cap,
+            # a plan of more pages than the cap cannot fit: laid out no further than that
+            plan=self._plan_fn(profile, shape, memo, page_cap + 1),
             overhead=self._overhead(ctx, memo.overheads),
             start_late=self.config.start_late,
         )
@@ -327,21 +335,27 @@ class Snapshot:
         return planner, inp
 
     @staticmethod
-    def _tails(history: History, reg: Regions) -> list[Regions]:
+    def _tails(history: History, reg: Regions) -> list[Callable[[], Regions]]:
         """The run's tail, then ever shorter ones down to the newest step alone.
 
         The tail is a preference: a page, message or step is never dropped while
-        imaging an older tail step would make room for it (SPEC §5.6).
+        imaging an older tail step would make room for it (SPEC §5.6). Each is split
+        when first asked for (a split is a pass over the history; the search often
+        needs one or two of them).
         """
         n_steps = len(reg.tail_steps)
-        out = [reg]
+        out: list[Callable[[], Regions]] = [lambda: reg]
         while n_steps > 1:
             n_steps //= 2
-            start = reg.tail_steps[-n_steps].start
-            out.append(split_regions(history, tail_messages=len(history.messages) - start))
+            tail = len(history.messages) - reg.tail_steps[-n_steps].start
+            out.append(
+                functools.cache(functools.partial(split_regions, history, tail_messages=tail))
+            )
         return out
 
-    def _choices(self, history: History, ctx: RungContext) -> list[tuple[Regions, str | None, str]]:
+    def _choices(
+        self, history: History, ctx: RungContext
+    ) -> list[tuple[Callable[[], Regions], str | None, str]]:
         """(tail, shape, user messages as text) in the order they are tried losslessly.
 
         The real user messages of the middle are the task's own words: all of them stay
@@ -371,11 +385,11 @@ class Snapshot:
         reg, shape, users = choices[-1]
         pieces: dict[tuple[int, int], str] = {}  # each message's transcript, built once
         memo = _Memo()  # each run text laid out (per shape) and priced once
-        widest = self._setup(history, reg, ctx, shape, users, pieces, memo)
+        widest = self._setup(history, reg(), ctx, shape, users, pieces, memo)
         hopeless = widest is not None and len(choices) > 1 and widest[0].lossless() is None
         for k, (reg, shape, users) in enumerate([] if hopeless else choices):
             last = k == len(choices) - 1
-            setup = widest if last else self._setup(history, reg, ctx, shape, users, pieces, memo)
+            setup = widest if last else self._setup(history, reg(), ctx, shape, users, pieces, memo)
             if setup is None:
                 continue
             found = self._fit(*setup, ctx, lossy=False)
@@ -390,7 +404,7 @@ class Snapshot:
     def _merge_reason(self, history: History, ctx: RungContext) -> str:
         """Why the frozen blocks could not stay: the image limit, or the target."""
         reg, shape, users = self._choices(history, ctx)[-1]
-        setup = self._setup(history, reg, ctx, shape, users)
+        setup = self._setup(history, reg(), ctx, shape, users)
         if setup is not None:
             planner = setup[0]
             if planner.page_cap < planner.lossless_tokens(len(planner.units))[1]:

@@ -94,6 +94,8 @@ class BuildInput:
     profile: Any
     render: Callable[[str], Any]
     factsheet: FactsheetConfig
+    # message index -> (chars, id, is a snapshot) for its ledger row: fit rounds build again
+    rows: dict[int, tuple[int, str | None, bool]] = field(default_factory=dict, compare=False)
 
 
 def build(inp: BuildInput, plan: Plan) -> Built:
@@ -216,9 +218,16 @@ def _ledger_rows(
         u = inp.units[k]
         dropped = k in plan.treatment.dropped
         s, e = rt.spans.get(k, (0, 0))
-        on = [first_page + j + 1 for j, (ps, pe) in enumerate(spans) if ps < e and s < pe]
+        on = (
+            []
+            if dropped
+            else [first_page + j + 1 for j, (ps, pe) in enumerate(spans) if ps < e and s < pe]
+        )
         for pos, i in zip(u.positions, range(u.start, u.end), strict=True):
             m = msgs[i]
+            known = inp.rows.get(i)
+            if known is None:
+                known = inp.rows[i] = (_msg_chars(m), _msg_id(m), is_snapshot(m))
             if dropped:
                 where = "dropped to fit the page budget"
             elif not on:
@@ -227,15 +236,15 @@ def _ledger_rows(
                 where = f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}-{on[-1]}"
             note = _treatment_note(inp, plan, k, pos)
             detail = f"{where}; transcript chars {s}-{e}" + (f"; {note}" if note else "")
-            if is_snapshot(m):
+            if known[2]:
                 detail += "; earlier snapshot re-rendered from its source"
             built.removed.append(
                 Removed(
                     i,
                     "dropped" if dropped else "snapshot",
-                    _msg_chars(m),
+                    known[0],
                     inp.costs[i],
-                    id=_msg_id(m),
+                    id=known[1],
                     role=m.role,
                     detail=detail,
                 )

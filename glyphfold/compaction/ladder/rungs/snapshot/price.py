@@ -127,16 +127,22 @@ class MovePrices:
         self._at: list[list[int]] = [[] for _ in self.runs]
         self._cum: list[list[int]] = [[] for _ in self.runs]
         self._drops: list[list[int]] = [[] for _ in self.runs]
-        unit_len = {k: len(planner._unit_text(k, planner.none)) for k in run_of}
+        lens0 = planner._lens0()
+        unit_len = {k: lens0[k] for k in run_of}
         text_units = [[k for k in run if unit_len[k]] for run in self.runs]
         where = {k: (r, i) for r, ks in enumerate(text_units) for i, k in enumerate(ks)}
         dropped: set[int] = set()
         total = [0] * len(self.runs)
+        at, cum, drops = self._at, self._cum, self._drops
+        est: dict[int, list[int]] = {}  # position -> its estimated length change per level
         for j, (kind, a, level) in enumerate(moves):
             if kind == "level":
                 k = unit_of_pos[a]
                 r = run_of[k]
-                delta = self._level_delta(a, level, rcap, acap)
+                by_level = est.get(a)
+                if by_level is None:
+                    by_level = est[a] = self._changes(a, rcap, acap)
+                delta = by_level[level] - by_level[level - 1]
                 unit_len[k] += delta
             else:
                 k = a
@@ -147,27 +153,28 @@ class MovePrices:
                 marker = _MARKER if not (left or right) else -_MARKER if left and right else 0
                 delta = marker - unit_len[k] - 1
                 dropped.add(k)
-                self._drops[r].append(j)
+                drops[r].append(j)
             total[r] += delta
-            self._at[r].append(j)
-            self._cum[r].append(total[r])
+            at[r].append(j)
+            cum[r].append(total[r])
 
-    def _level_delta(self, pos: int, level: int, rcap: list[int], acap: list[int]) -> int:
+    def _changes(self, pos: int, rcap: list[int], acap: list[int]) -> list[int]:
+        """Estimated change of message ``pos``'s piece length at each level (0 at level 0)."""
         src = self.planner.source
         results, args = src.sizes(pos)
         if not results and not args:  # an earlier snapshot's source: its pieces, exactly
-            return len(src.piece(pos, level)) - len(src.piece(pos, level - 1))
-        if level > LEVELS:  # elided: stubs for results and long arguments
-            d = sum(_STUB - _RESULT_FRAME - min(n, rcap[LEVELS]) for n in results if n > _STUB)
-            return d + sum(_STUB - min(n, acap[LEVELS]) for n in args if n > 120)
-        d = sum(min(n, rcap[level]) - min(n, rcap[level - 1]) for n in results)
-        return d + sum(min(n, acap[level]) - min(n, acap[level - 1]) for n in args)
-
-    def chars_for(self, k: int, tokens: int) -> int:
-        """About how many chars to cut from unit ``k``'s start to save ``tokens``."""
-        r = next(r for r, run in enumerate(self.runs) if k in run)
-        cpp, tpp = self.density[r]
-        return math.ceil(max(0, tokens) * cpp / max(1, tpp)) + _CUT_MARKER
+            n0 = len(src.piece(pos, 0))
+            return [len(src.piece(pos, lv)) - n0 for lv in range(LEVELS + 2)]
+        r0, a0 = rcap[0], acap[0]
+        base = sum(min(n, r0) for n in results) + sum(min(n, a0) for n in args)
+        out = [0]
+        for lv in range(1, LEVELS + 1):
+            r, a = rcap[lv], acap[lv]
+            out.append(sum(min(n, r) for n in results) + sum(min(n, a) for n in args) - base)
+        # elided: one-line stubs for the results and the long arguments
+        d = sum(_STUB - _RESULT_FRAME - min(n, r0) for n in results if n > _STUB)
+        out.append(d + sum(_STUB - min(n, a0) for n in args if n > 120))
+        return out
 
     def price(self, j: int, cut: tuple[int, int] | None = None) -> tuple[int, int]:
         """Estimated (tokens, pages) after the first ``j`` moves (and ``cut``: chars cut
