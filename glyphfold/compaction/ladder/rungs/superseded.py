@@ -152,11 +152,18 @@ def _shell_action(
 def action_of(name: str | None, arguments: Any) -> Action:
     """What a call of tool ``name`` with ``arguments`` reads and writes."""
     args = _canonical(arguments)
+    tool = (name or "").lower()
+    if isinstance(args, dict) and tool in _SHELL_TOOLS:
+        command = args.get("command") or args.get("cmd")
+        if isinstance(command, str):  # the shell tools are none of the file tools below
+            # whitespace does not change a command (and the key needs no JSON of the args)
+            line = " ".join(command.split())
+            reads, whole, writes, edits = _shell_action(line)
+            return Action(f"{name}\x00{line}", reads=reads, whole=whole, writes=writes, edits=edits)
     try:
         key = f"{name}\x00{json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)}"
     except (TypeError, ValueError):
         key = f"{name}\x00{args!r}"
-    tool = (name or "").lower()
     if not isinstance(args, dict):
         return Action(key)
     path = _path_arg(args)
@@ -176,11 +183,6 @@ def action_of(name: str | None, arguments: Any) -> Action:
         return Action(key, writes=(path,))
     if tool in _EDIT_TOOLS and path:
         return Action(key, edits=(path,))
-    command = args.get("command") or args.get("cmd")
-    if tool in _SHELL_TOOLS and isinstance(command, str):
-        reads, whole, writes, edits = _shell_action(" ".join(command.split()))
-        key = f"{name}\x00{' '.join(command.split())}"  # whitespace does not change a command
-        return Action(key, reads=reads, whole=whole, writes=writes, edits=edits)
     return Action(key)
 
 
