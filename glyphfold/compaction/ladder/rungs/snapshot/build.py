@@ -94,6 +94,8 @@ class BuildInput:
     profile: Any
     render: Callable[[str], Any]
     factsheet: FactsheetConfig
+    # facts already extracted (the planner priced the factsheet of the same texts)
+    facts: dict[str, list[Any]] = field(default_factory=dict, compare=False)
     # message index -> (chars, id, is a snapshot) for its ledger row: fit rounds build again
     rows: dict[int, tuple[int, str | None, bool]] = field(default_factory=dict, compare=False)
 
@@ -102,7 +104,7 @@ def build(inp: BuildInput, plan: Plan) -> Built:
     """Render the plan's runs and splice them into the history."""
     msgs = inp.history.messages
     pool = _facts_pool()
-    jobs = [pool.submit(extract_facts, rt.text, config=inp.factsheet) for rt in plan.runs]
+    jobs = [_facts_job(pool, inp, rt.text) for rt in plan.runs]
     results = [None if rt.all_dropped else inp.render(rt.text) for rt in plan.runs]
     out: list[Message] = list(msgs[: inp.regions.head_end])
     built = Built(inp.history)
@@ -128,6 +130,19 @@ def build(inp: BuildInput, plan: Plan) -> Built:
     out.extend(msgs[inp.regions.tail_start :])
     built.history = inp.history.replace_messages(out)
     return built
+
+
+def _facts_job(
+    pool: concurrent.futures.ThreadPoolExecutor, inp: BuildInput, text: str
+) -> concurrent.futures.Future[list[Any]]:
+    """The facts of ``text``: known (the planner extracted them to price the factsheet), or
+    extracted on the worker thread while the pages are drawn."""
+    known = inp.facts.get(text)
+    if known is None:
+        return pool.submit(extract_facts, text, config=inp.factsheet)
+    done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
+    done.set_result(known)
+    return done
 
 
 def _first_tail(inp: BuildInput) -> Message | None:

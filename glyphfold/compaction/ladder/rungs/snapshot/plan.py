@@ -145,7 +145,6 @@ class Planner:
         self._exact: dict[tuple[int, int, tuple[int, int] | None], tuple[int, int]] = {}
         self._estimates: dict[int, MovePrices] = {}
         self._moves: dict[int, list[tuple[str, int, int]]] = {}
-        self._sources: dict[tuple[int, ...], str] = {}  # run -> its full text (RunText.source)
         self._level0: list[int] | None = None
         self._all_levels: dict[int, tuple[int, dict[int, int]]] = {}  # c -> moves, levels
         self.full_runs = self.runs_of(len(self.units))
@@ -204,11 +203,12 @@ class Planner:
         levels = treat.levels
         return bool(levels) and any(levels.get(p, 0) for p in self.units[k].positions)
 
-    def run_text(self, run: tuple[int, ...], treat: Treatment) -> RunText:
+    def run_text(self, run: tuple[int, ...], treat: Treatment, *, source: bool = True) -> RunText:
         """The text of ``run`` under ``treat``; dropped units leave one marker line per gap.
 
         Units the treatment leaves alone go in as their messages' pieces (joined once,
-        into the run's text: no per-unit copy)."""
+        into the run's text: no per-unit copy). ``source=False``: without the run's full
+        text (a candidate that is only priced; the source is as long as the middle)."""
         pieces: list[str] = []
         keys: list[int | None] = []
         lens0 = self._lens0()
@@ -244,18 +244,16 @@ class Planner:
             if key is not None:
                 first = by_unit.get(key)
                 by_unit[key] = (a if first is None else first[0], b)
-        if lossless:
-            source = text
-        else:  # every treatment of the run retains the same words: joined once
-            source = self._sources.get(run, "")
-            if not source:
-                full = self._full_plans.get(run)  # the lossless text: the same words, joined
-                if full is not None:
-                    source = full[0].text
-                else:
-                    source = join([p for k in run if lens0[k] for p in self._pieces0(k)])[0]
-                self._sources[run] = source
-        return RunText(run, text, by_unit, all(k in dropped for k in run), source)
+        words = text
+        if not lossless and not source:
+            words = ""
+        elif not lossless:  # every treatment of the run retains the same words
+            full = self._full_plans.get(run)  # the lossless text: the same words, joined
+            if full is not None:
+                words = full[0].text
+            else:
+                words = join([p for k in run if lens0[k] for p in self._pieces0(k)])[0]
+        return RunText(run, text, by_unit, all(k in dropped for k in run), words)
 
     # ------------------------------------------------------------------ prices
 
@@ -383,13 +381,16 @@ class Planner:
             lo //= 2  # the estimate was optimistic: halve the shift until it fits
         return 0, self.lossless_tokens(c)[0]
 
-    def treated_tokens(self, treat: Treatment, c: int) -> tuple[int, int, list[RunText]]:
-        """(estimated tokens, pages, run texts) when units [0, c) are imaged under ``treat``."""
+    def treated_tokens(
+        self, treat: Treatment, c: int, *, sources: bool = True
+    ) -> tuple[int, int, list[RunText]]:
+        """(estimated tokens, pages, run texts) when units [0, c) are imaged under ``treat``
+        (``sources=False``: a price only, the texts without their source)."""
         tokens = self.fixed + self._after[c] + self._kept_before[c]
         pages = 0
         texts = []
         for run in self.runs_of(c):
-            rt = self.run_text(run, treat)
+            rt = self.run_text(run, treat, source=sources)
             t, n = self._pages(rt)
             whole = self._run_of[run[0]]
             self._full(whole)
@@ -503,7 +504,7 @@ class Planner:
         """(tokens, pages, run texts, treatment) after the first ``j`` moves (and ``cut``)."""
         treat = self._apply_at(c, moves, j)
         treat.cut = cut
-        return (*self.treated_tokens(treat, c), treat)
+        return (*self.treated_tokens(treat, c, sources=False), treat)
 
     def _estimate(self, c: int, moves: Sequence[tuple[str, int, int]]) -> MovePrices:
         est = self._estimates.get(c)
@@ -533,7 +534,9 @@ class Planner:
         if hi and moves[hi - 1][0] == "drop":  # cut the last unit from its start instead
             cut = self._refine_cut(c, moves, hi, moves[hi - 1][1], slack)
         j = hi - 1 if cut is not None else hi
-        tokens, _, texts, treat = self._treated_at(c, moves, j, cut)
+        treat = self._apply_at(c, moves, j)
+        treat.cut = cut
+        tokens, _, texts = self.treated_tokens(treat, c)
         lens0 = self._lens0()
         whole = sum(lens0[k] for rt in texts for k in rt.units)
         loss = max(0, whole - sum(len(rt.text) for rt in texts))
