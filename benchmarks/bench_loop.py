@@ -14,11 +14,14 @@ Responses) three runs of the same loop:
 - ``library``: straight to the upstream, the history fitted by a ``glyphfold.Compactor``
   in the client's own loop (the same budget as the proxy's).
 
-Per run: steps finished, compactions, the share of each request that repeats the previous
-request's leading part (median of the last 10: what a provider's prompt cache can serve),
-the cost under Anthropic's cache prices (cache read 0.1x, write 1.25x, output 5x the base
-input price) relative to ``self`` in the same process run, and (``serve``) the proxy's added
-time p50/p90 over all requests from its ``server-timing`` header.
+Per run: steps finished, compactions, the share of each request's tokens that repeats the
+previous request's leading blocks (median of the last 10), the cost under Anthropic's
+cache prices as each provider caches (:class:`loop_upstream.Pricer`: breakpoints and the
+20-block lookback for Anthropic, automatic prefixes for OpenAI; read 0.1x, write 1.25x,
+plain 1x, output 5x the base input price) relative to ``self`` in the same process run,
+and (``serve``) the proxy's added time p50/p90 over all requests from its
+``server-timing`` header. The Anthropic client marks its requests as Claude Code does
+(:func:`marked`), in every mode.
 """
 
 from __future__ import annotations
@@ -166,6 +169,13 @@ class Conversation:
         return self.api.endswith("-stream")
 
     def history(self) -> Any:
+        """The request's history as the harness sends it (Anthropic: with Claude Code's
+        prompt-cache breakpoints, on the system prompt and on the newest message)."""
+        if self.api.startswith("messages"):
+            return marked({"system": SYSTEM, "messages": self.messages})
+        return self.plain_history()
+
+    def plain_history(self) -> Any:
         if self.api.startswith("messages"):
             return {"system": SYSTEM, "messages": self.messages}
         if self.api == "responses":
@@ -285,7 +295,8 @@ class Conversation:
     def summarize(self, step: int) -> None:
         """The harness compacts by itself: one model call for a summary, then task + summary."""
         ask = "SUMMARIZE the conversation so far for a continuation; keep paths and findings."
-        h = self.history()
+        # a one-off request: no breakpoints (nothing would read them; plain input, 1x)
+        h = self.plain_history()
         if self.api.startswith("messages"):
             msgs = list(h["messages"])
             last = msgs[-1]
@@ -310,6 +321,24 @@ class Conversation:
             [{"role": "system", "content": SYSTEM}] if self.api.startswith("chat") else []
         )
         self.messages.append({"role": "user", "content": f"{TASK}\n\n{summary}"})
+
+
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def marked(history: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic request's history with breakpoints where Claude Code puts them: the
+    system prompt and the last block of the newest message (a copy; it moves every turn)."""
+    system = [{"type": "text", "text": history["system"], "cache_control": EPHEMERAL}]
+    msgs = list(history["messages"])
+    if msgs:
+        last = msgs[-1]
+        content = last["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        content = [*content[:-1], {**content[-1], "cache_control": EPHEMERAL}]
+        msgs[-1] = {**last, "content": content}
+    return {**history, "system": system, "messages": msgs}
 
 
 def _text_of(reply: Any) -> str:
@@ -454,7 +483,7 @@ def real_sessions(lows: list[float], *, fraction: float = 0.4) -> None:
     upstream's rules. Prints, per ``low``: compactions, model calls per compaction, the
     median repeated share and the cost under cache prices relative to the first ``low``.
     """
-    from loop_upstream import Priced, prompt_text, shared_prefix
+    from loop_upstream import Pricer
 
     import glyphfold
 
@@ -481,19 +510,14 @@ def real_sessions(lows: list[float], *, fraction: float = 0.4) -> None:
             budget = max(4_000, int(size * fraction))
             # the window is the hard limit: a step bigger than the budget still goes through
             c = glyphfold.Compactor(budget, window=max(size, budget), low=low, profile="openai")
-            last = ""
+            pricer = Pricer("openai")
             for i in calls:
                 fitted = c(msgs[:i])
                 compactions += fitted.compactions
                 calls_total += 1
-                body = {"messages": fitted.messages}
-                text = prompt_text(body)
-                tokens = count_tokens(body, "openai")
-                share = shared_prefix(last, text) / max(1, len(text)) if last else 0.0
-                cached = int(tokens * share)
-                cost += Priced(tokens, cached if cached >= 1024 else 0, share, 30, True).cost
-                shares.append(share)
-                last = text
+                priced = pricer.price({"messages": fitted.messages}, output=30)
+                cost += priced.cost
+                shares.append(priced.share)
         first = first or cost
         per = calls_total / compactions if compactions else float("inf")
         print(

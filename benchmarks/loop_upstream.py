@@ -3,9 +3,24 @@
 Speaks OpenAI Chat Completions (streamed or not), OpenAI Responses and Anthropic
 Messages (streamed or not), answers with tool calls, enforces a context window like the
 real APIs (for Anthropic: input + ``max_tokens`` <= window) and prices every request
-with Anthropic's prompt-cache prices: the part of a request that repeats the previous
-request of the same run (its leading bytes, ``cache_control`` markers aside) is a cache
-read (0.1x the base input price), the rest a cache write (1.25x); output tokens cost 5x.
+with Anthropic's prompt-cache prices (:class:`Pricer`), the way each provider caches:
+
+- Anthropic Messages: only at ``cache_control`` breakpoints. The prompt is a row of
+  blocks (each tool, each system block, each message's content blocks); a breakpoint
+  reads the longest prefix ending at one of the ~20 block boundaries before it that an
+  earlier request of the run wrote (cache read, 0.1x the base input price); the
+  request then writes the prefix up to its last breakpoint (cache write, 1.25x, only
+  the part not read); what follows the last breakpoint is plain input (1x). Prefixes
+  under 1,024 tokens are not cached. Markers are not content (a moved marker still
+  hits). Images cost width x height / 750 tokens (after the fit into 1,568 px).
+- OpenAI (Chat Completions, Responses): automatic prefix caching, no markers: the
+  longest block prefix any earlier request of the run sent is a cache read; the rest
+  is priced as a cache write (1.25x: as if an Anthropic harness marked the end of
+  every request), so the two APIs' numbers compare. Images by OpenAI's patch formula
+  (gpt-5.4, ``detail: high``: 32-px patches, at most 2,500: a 1600x1600 page is 2,500).
+
+Output tokens cost 5x. The repeated share of a request: the tokens of its leading
+blocks that repeat the previous request's, over its tokens.
 
 The script: the request header ``x-bench-step: k`` says which step the client is at; the
 model answers step k < ``x-bench-steps`` with one ``bash`` tool call and the last step
@@ -15,6 +30,7 @@ harness compacting by itself) is answered with a ~2,000-token summary.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sys
@@ -36,6 +52,9 @@ from tests.serve.fake_upstream import _png_size  # noqa: E402
 
 CACHE_READ, CACHE_WRITE, OUTPUT = 0.1, 1.25, 5.0  # x the base input price (Anthropic)
 MIN_CACHED = 1024  # Anthropic caches no shorter prefix
+LOOKBACK = 20  # blocks a breakpoint looks back for an earlier entry (Anthropic)
+MAX_BREAKPOINTS = 4  # Anthropic refuses a request with more cache_control blocks
+PATCH_BUDGET = 2_500  # OpenAI patch models, detail: high
 SUMMARY_TOKENS = 2_000
 _MARKERS = ("cache_control", "prompt_cache_breakpoint")
 
@@ -63,13 +82,17 @@ def image_tokens(width: int, height: int, provider: str) -> int:
     if provider == "anthropic":  # pixels / 750, after a fit into 1568 px on the long side
         scale = min(1.0, 1568 / max(width, height))
         return math.ceil(width * scale * height * scale / 750)
-    # OpenAI detail=high: fit into 2048x2048, shortest side to 768, 512-px tiles
+    # OpenAI patch models (gpt-5.4, detail: high): 32-px patches, a 2,500-patch budget
+    # within 2048 px; over the budget the image is shrunk by sqrt(32*32*budget / (w*h)),
+    # then again so that whole patches span the limiting side ("Images and vision")
     scale = min(1.0, 2048 / max(width, height))
     w, h = width * scale, height * scale
-    short = min(w, h)
-    if short > 768:
-        w, h = w * 768 / short, h * 768 / short
-    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+    if math.ceil(w / 32) * math.ceil(h / 32) > PATCH_BUDGET:
+        shrink = math.sqrt(32 * 32 * PATCH_BUDGET / (w * h))
+        w, h = w * shrink, h * shrink
+        fit = min(math.floor(w / 32) / (w / 32), math.floor(h / 32) / (h / 32))
+        w, h = w * fit, h * fit
+    return math.ceil(w / 32) * math.ceil(h / 32)
 
 
 def count_tokens(body: dict[str, Any], provider: str = "anthropic") -> int:
@@ -149,26 +172,209 @@ class Priced:
     """One request as the fake priced it."""
 
     tokens: int
-    cached: int
+    cached: int  # cache read
     share: float  # leading share repeating the previous request of the run
     output: int
     accepted: bool
+    written: int | None = None  # cache write (None: all that is not read)
+    image_tokens: int = 0
+
+    @property
+    def uncached(self) -> int:
+        """Plain input tokens (1x): after the last breakpoint."""
+        written = self.tokens - self.cached if self.written is None else self.written
+        return max(0, self.tokens - self.cached - written)
 
     @property
     def cost(self) -> float:
         if not self.accepted:
             return 0.0
+        written = self.tokens - self.cached if self.written is None else self.written
         return (
-            self.cached * CACHE_READ
-            + (self.tokens - self.cached) * CACHE_WRITE
-            + (self.output * OUTPUT)
+            self.cached * CACHE_READ + written * CACHE_WRITE + self.uncached + self.output * OUTPUT
         )
+
+    def row(self) -> dict[str, Any]:
+        """The JSON the fake serves for this request (``/runs/{run}``)."""
+        written = self.tokens - self.cached if self.written is None else self.written
+        return {
+            "tokens": self.tokens,
+            "cached": self.cached,
+            "written": written if self.accepted else 0,
+            "uncached": self.uncached if self.accepted else 0,
+            "image_tokens": self.image_tokens,
+            "share": self.share,
+            "output": self.output,
+            "accepted": self.accepted,
+            "cost": self.cost,
+        }
+
+
+@dataclass
+class _Block:
+    digest: bytes  # chained: names this block and every block before it
+    end: float  # tokens up to and including this block
+    marked: bool  # carries a cache breakpoint
+    image_tokens: int
+
+
+def _block_tokens(x: Any, provider: str) -> tuple[float, int]:
+    """(tokens, of which images) of one block: text at 4 chars/token, images by formula."""
+    chars = 0
+    images = 0
+
+    def walk(v: Any) -> None:
+        nonlocal chars, images
+        if isinstance(v, dict):
+            data = _image_data(v)
+            if data is not None:
+                size = _png_size(data)
+                images += image_tokens(*size, provider) if size else 1600
+                return
+            for k, w in v.items():
+                if k not in _SKIP:
+                    walk(w)
+        elif isinstance(v, list):
+            for w in v:
+                walk(w)
+        elif isinstance(v, str):
+            chars += len(v)
+
+    walk(x)
+    return chars / 4 + images, images
+
+
+def _image_data(x: dict[str, Any]) -> str | None:
+    url = x.get("url") if isinstance(x.get("url"), str) else None
+    iu = x.get("image_url")
+    if isinstance(iu, dict) and isinstance(iu.get("url"), str):
+        url = iu["url"]
+    elif isinstance(iu, str):
+        url = iu
+    if url and url.startswith("data:image"):
+        return url.split(",", 1)[1]
+    src = x.get("source") if isinstance(x.get("source"), dict) else None
+    if src is not None and isinstance(src.get("data"), str):
+        return str(src["data"])
+    return None
+
+
+def breakpoints(body: dict[str, Any]) -> int:
+    """How many ``cache_control`` breakpoints an Anthropic request holds (tools, system,
+    messages, nested blocks too)."""
+
+    def count(x: Any) -> int:
+        if isinstance(x, dict):
+            return int("cache_control" in x) + sum(count(v) for v in x.values())
+        if isinstance(x, list):
+            return sum(count(v) for v in x)
+        return 0
+
+    return sum(count(body.get(k)) for k in ("tools", "system", "messages"))
+
+
+def _has_marker(x: Any) -> bool:
+    if isinstance(x, dict):
+        return any(k in x for k in _MARKERS) or any(_has_marker(v) for v in x.values())
+    if isinstance(x, list):
+        return any(_has_marker(v) for v in x)
+    return False
+
+
+def prompt_blocks(body: dict[str, Any], provider: str) -> list[_Block]:
+    """The prompt as the provider's cache sees it: tools, system, messages, as blocks.
+
+    Anthropic: each tool, each system block, each content block of each message (a
+    string content is one block). OpenAI: each tool, the instructions, each message or
+    item. Digests are chained and leave cache markers out.
+    """
+    parts: list[tuple[Any, int]] = [(t, 0) for t in body.get("tools") or []]
+    system = body.get("system")
+    if isinstance(system, list):
+        parts += [(b, 0) for b in system]
+    elif system:
+        parts.append((system, 0))
+    if body.get("instructions"):
+        parts.append((body["instructions"], 0))
+    items = body.get("messages", body.get("input", []))
+    for m in items if isinstance(items, list) else [items]:
+        content = m.get("content") if isinstance(m, dict) else None
+        if provider == "anthropic" and isinstance(content, str):
+            content = [{"type": "text", "text": content}]  # the API's own reading of it
+        if provider == "anthropic" and isinstance(content, list) and content:
+            head = {k: v for k, v in m.items() if k != "content"}
+            for j, b in enumerate(content):
+                # the message's own 4 tokens ride on its first block
+                parts.append(({"m": head, "b": b} if j == 0 else b, 4 if j == 0 else 0))
+        else:
+            parts.append((m, 4))
+    out: list[_Block] = []
+    h = hashlib.blake2b(digest_size=16)
+    end = 0.0
+    for x, extra in parts:
+        tokens, images = _block_tokens(x, provider)
+        end += tokens + extra
+        h.update(json.dumps(_strip(x), ensure_ascii=False, sort_keys=True).encode())
+        h.update(b"\x1e")
+        marked = provider == "anthropic" and _has_marker(x)
+        out.append(_Block(h.copy().digest(), end, marked, images))
+    return out
+
+
+@dataclass
+class Pricer:
+    """One run's prompt cache, priced as the provider caches (see the module docstring)."""
+
+    provider: str = "anthropic"
+    entries: set[bytes] = field(default_factory=set)
+    last: list[bytes] = field(default_factory=list)
+
+    def price(self, body: dict[str, Any], *, output: int, accepted: bool = True) -> Priced:
+        """Price ``body`` and, when ``accepted``, write what it caches."""
+        blocks = prompt_blocks(body, self.provider)
+        tokens = count_tokens(body, self.provider)
+        images = sum(b.image_tokens for b in blocks)
+        digests = [b.digest for b in blocks]
+        same = 0
+        for a, b in zip(self.last, digests, strict=False):
+            if a != b:
+                break
+            same += 1
+        share = (blocks[same - 1].end / max(1, tokens)) if same else 0.0
+        if not accepted:
+            return Priced(tokens, 0, min(1.0, share), 0, False, 0, images)
+        read_at = -1
+        if self.provider == "anthropic":
+            marks = [i for i, b in enumerate(blocks) if b.marked]
+            for p in marks:
+                for j in range(p, max(-1, p - LOOKBACK - 1), -1):
+                    if digests[j] in self.entries:
+                        read_at = max(read_at, j)
+                        break
+            cacheable = [p for p in marks if blocks[p].end >= MIN_CACHED]
+            read = round(blocks[read_at].end) if read_at >= 0 else 0
+            end = round(blocks[cacheable[-1]].end) if cacheable else 0
+            written = max(0, min(tokens, end) - read)
+            self.entries.update(digests[p] for p in cacheable)
+        else:  # automatic prefix caching of every earlier request
+            for j in range(len(blocks) - 1, -1, -1):
+                if digests[j] in self.entries:
+                    read_at = j
+                    break
+            read = round(blocks[read_at].end) if read_at >= 0 else 0
+            if read < MIN_CACHED:
+                read = 0
+            written = tokens - read
+            self.entries.update(b.digest for b in blocks if b.end >= MIN_CACHED)
+        self.last = digests
+        read = min(read, tokens)
+        return Priced(tokens, read, min(1.0, share), output, True, written, images)
 
 
 @dataclass
 class Run:
     requests: list[Priced] = field(default_factory=list)
-    last: str = ""
+    pricer: Pricer | None = None
 
 
 class LoopUpstream:
@@ -197,19 +403,7 @@ class LoopUpstream:
 
     async def _run(self, request: Request) -> Response:
         run = self.runs.get(request.path_params["run"], Run())
-        return JSONResponse(
-            [
-                {
-                    "tokens": p.tokens,
-                    "cached": p.cached,
-                    "share": p.share,
-                    "output": p.output,
-                    "accepted": p.accepted,
-                    "cost": p.cost,
-                }
-                for p in run.requests
-            ]
-        )
+        return JSONResponse([p.row() for p in run.requests])
 
     # ------------------------------------------------------------------ script
 
@@ -217,19 +411,13 @@ class LoopUpstream:
         provider = "anthropic" if request.url.path == "/v1/messages" else "openai"
         tokens = count_tokens(body, provider)
         ok = tokens + reserve <= self.window
-        text = prompt_text(body)
         key = _run_key(request, body)
         with self._lock:
             run = self.runs.setdefault(key, Run())
-            n = shared_prefix(run.last, text) if run.last else 0
-            share = n / max(1, len(text))
-            cached = int(tokens * share) if ok else 0
-            if cached < MIN_CACHED:
-                cached = 0
+            if run.pricer is None:
+                run.pricer = Pricer(provider)
             out = _reply_tokens(request, body) if ok else 0
-            run.requests.append(Priced(tokens, cached, share, out, ok))
-            if ok:
-                run.last = text
+            run.requests.append(run.pricer.price(body, output=out, accepted=ok))
         return tokens, ok
 
     # ------------------------------------------------------------------ OpenAI chat
@@ -336,6 +524,12 @@ class LoopUpstream:
 
     async def _messages(self, request: Request) -> Response:
         body = await request.json()
+        marks = breakpoints(body)
+        if marks > MAX_BREAKPOINTS:  # refused before anything is priced, as the API does
+            msg = f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+            msg += f"Found {marks}."
+            err = {"type": "invalid_request_error", "message": msg}
+            return JSONResponse({"type": "error", "error": err}, 400)
         reserve = int(body.get("max_tokens", 0))
         tokens, ok = self._take(request, body, reserve)
         if not ok:

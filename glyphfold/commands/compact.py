@@ -79,8 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--focus",
         metavar="TEXT",
-        help="what the summary must keep, e.g. 'the failing test and its fix' (needs "
-        "--summarizer; sent to the summarizer and written in the summary's preamble)",
+        help="what matters, e.g. 'the failing test and its fix': written in each "
+        "snapshot's reading guide, sent to the --summarizer and written in the summary's "
+        "preamble",
     )
     add_pin(parser)
     parser.add_argument(
@@ -150,13 +151,21 @@ def _check_rungs(args: argparse.Namespace) -> None:
     """--rungs in the command line's words (the library's say ``summarizer=...``)."""
     from glyphfold.errors import InputError
 
-    for opt, value in (("--focus", args.focus), ("--summary-model", args.summary_model)):
-        if value is not None and not args.summarizer:
-            msg = f"{opt} is for the summary rung: add --summarizer anthropic|openai, or drop {opt}"
-            raise InputError(msg)
-    if args.focus is not None and args.rungs and "summary" not in args.rungs.split(","):
-        msg = "--focus is for the summary rung: add summary to --rungs, or drop --focus"
+    if args.summary_model is not None and not args.summarizer:
+        msg = (
+            "--summary-model is for the summary rung: add --summarizer anthropic|openai, "
+            "or drop --summary-model"
+        )
         raise InputError(msg)
+    if args.focus is not None and args.rungs:
+        names = [r.strip() for r in args.rungs.split(",")]
+        if "snapshot" not in names and not ("summary" in names and args.summarizer):
+            msg = (
+                "--focus is written in the snapshots' reading guide and sent to the "
+                "summarizer: add snapshot (or summary with --summarizer) to --rungs, "
+                "or drop --focus"
+            )
+            raise InputError(msg)
     if not args.rungs:
         return
     valid = _rung_names()

@@ -42,7 +42,7 @@ class LoopOptions(TypedDict, total=False):
     on_compact: Callable[[CompactionResult[Any]], object]
     rungs: Sequence[str | Rung] | str
     summarizer: Summarizer
-    focus: str  # what the summary must keep (needs summarizer)
+    focus: str  # what matters: in the snapshots' reading guide and the summary prompt
     pins: Iterable[Pin]
     config: LadderConfig
     image_policy: str

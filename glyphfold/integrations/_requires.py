@@ -19,10 +19,11 @@ __all__ = ["FLOORS", "require"]
 # model is missing something (pydantic-ai 1.x: no NativeToolReturnPart, CachePoint or
 # capabilities; openai-agents < 0.21: no agents.testing; llama-index-core < 0.14.12: no
 # MockFunctionCallingLLM(response_generator=); smolagents < 1.19: no
-# ChatMessageToolCallFunction)
+# ChatMessageToolCallFunction; langgraph < 1.1.5: the langgraph-prebuilt pip picks for it
+# imports ExecutionInfo/ServerInfo it lacks; langchain < 1.2.11 caps langgraph below 1.1)
 FLOORS: dict[str, tuple[str, str]] = {
-    "langchain": ("langchain", "1.1.0"),
-    "langgraph": ("langgraph", "1.0.0"),
+    "langchain": ("langchain", "1.2.11"),
+    "langgraph": ("langgraph", "1.1.5"),
     "openai-agents": ("openai-agents", "0.21.0"),
     "pydantic-ai": ("pydantic-ai-slim", "2.2.0"),
     "smolagents": ("smolagents", "1.19.0"),

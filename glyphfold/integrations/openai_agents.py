@@ -26,6 +26,7 @@ Needs ``pip install glyphfold[openai-agents]``.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -37,6 +38,7 @@ require("openai-agents", "agents.run_config", "glyphfold.integrations.openai_age
 from agents.run_config import ModelInputData
 
 import glyphfold
+from glyphfold.compaction.history.markers import X_KEY
 from glyphfold.compaction.history.wire.sdk import is_sdk_object, plain
 from glyphfold.compaction.ladder.compactor import Compactor, Fitted
 from glyphfold.integrations.policy import CompactionPolicy
@@ -204,6 +206,7 @@ def glyphfold_handoff_filter(
     policy = CompactionPolicy(budget, default_profile="openai", **options)
     schemas = list(tools) if tools is not None else _tool_schemas(agent)
     model = getattr(agent, "model", None)
+    sources = _Sources()
 
     def handoff_filter(data: Any) -> Any:
         history = data.input_history
@@ -212,13 +215,69 @@ def glyphfold_handoff_filter(
         else:
             items = _items(history)
         items += [_items([i.to_input_item()])[0] for i in data.pre_handoff_items]
-        body = {"input": items}
+        # an earlier handoff's snapshot, as the SDK kept it (provider-ready), with its
+        # source again: the ladder renders its pages from text, never from pages
+        body = {"input": sources.restore(items)}
         profile = policy.resolve_profile(model)
         if not policy.over(body, schemas, profile=profile):
             return data
-        out = glyphfold.provider_messages(
-            policy.compact(body, profile=profile, tools=schemas).messages
-        )
+        full = policy.compact(body, profile=profile, tools=schemas).messages
+        out = glyphfold.provider_messages(full)
+        sources.remember(full["input"])
         return data.clone(input_history=tuple(out["input"]), pre_handoff_items=())
 
     return handoff_filter
+
+
+class _Sources:
+    """The snapshots a handoff filter handed on, with their source (SPEC §5.3, §5.9).
+
+    The next agent's history is what the model receives, so glyphfold's keys leave it
+    (the Responses API refuses unknown ones); a later handoff finds a snapshot again by
+    its pages (their data URLs) and gets the item back with its ``x_glyphfold`` source.
+    Bounded: the newest ``limit`` snapshots.
+    """
+
+    def __init__(self, limit: int = 64) -> None:
+        self.limit = limit
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(item: Any) -> str | None:
+        content = item.get("content") if isinstance(item, dict) else None
+        if not isinstance(content, list):
+            return None
+        urls = [
+            p["image_url"]
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("image_url"), str)
+        ]
+        if not urls:
+            return None
+        h = hashlib.blake2b(digest_size=16)
+        for u in urls:
+            h.update(u.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def remember(self, items: Sequence[Any]) -> None:
+        with self._lock:
+            for it in items:
+                if isinstance(it, dict) and X_KEY in it:
+                    key = self._key(it)
+                    if key is not None:
+                        self._items[key] = it
+                        self._items.move_to_end(key)
+            while len(self._items) > self.limit:
+                self._items.popitem(last=False)
+
+    def restore(self, items: list[Any]) -> list[Any]:
+        with self._lock:
+            if not self._items:
+                return items
+            out = []
+            for it in items:
+                key = self._key(it) if isinstance(it, dict) and X_KEY not in it else None
+                out.append(self._items.get(key, it) if key is not None else it)
+            return out

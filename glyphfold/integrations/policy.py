@@ -29,6 +29,7 @@ from glyphfold.checks import check_int
 from glyphfold.compaction.history.counters import EstimateRequestCounter, RequestCounter
 from glyphfold.compaction.history.model import History
 from glyphfold.compaction.ladder.compactor import DEFAULT_LOW_WATERMARK, Compactor, Fitted
+from glyphfold.compaction.ladder.registry import focus_problem
 from glyphfold.errors import InputError
 from glyphfold.integrations.model_profile import profile_for_model
 
@@ -61,7 +62,7 @@ class AdapterOptions(TypedDict, total=False):
     # glyphfold.compact's own options
     rungs: Sequence[str | Rung] | str
     summarizer: Summarizer
-    focus: str  # what the summary must keep (needs summarizer)
+    focus: str  # what matters: in the snapshots' reading guide and the summary prompt
     pins: Iterable[Pin]
     config: LadderConfig
     reserve: int
@@ -155,9 +156,11 @@ class CompactionPolicy:
             raise InputError(msg)
         if profile is not None:
             glyphfold.get_profile(profile)  # an unknown profile fails here, not mid-run
-        if options.get("focus") is not None and options.get("summarizer") is None:
-            msg = "focus= tells the summary rung what to keep: pass summarizer=..., or drop focus="
-            raise InputError(msg)
+        problem = focus_problem(
+            options.get("focus"), options.get("rungs"), options.get("summarizer")
+        )
+        if problem is not None:
+            raise InputError(problem)
         on_compact = options.get("on_compact")
         if on_compact is not None and not callable(on_compact):
             msg = f"on_compact must be callable (given each CompactionResult), got {on_compact!r}"

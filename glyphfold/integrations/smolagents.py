@@ -20,7 +20,10 @@ from text, never from pages.
 
 Messages map to Chat Completions: a ``tool-call`` message answered by the next
 ``tool-response`` is an assistant tool call and its result (so the ladder treats
-observations as tool output, not as the user's words); images (``PIL`` or base64) are
+observations as tool output, not as the user's words); the call is the step's own
+(name, arguments, id, read from smolagents' ``Calling tools:`` text) when the step made
+one, so a file read is kept for the pages as in any other loop, not elided as an
+unnamed step; images (``PIL`` or base64) are
 PNG/JPEG parts; the snapshot's pages come back as ``image_url`` parts, which every
 smolagents model passes on. Needs ``pip install glyphfold[smolagents]``.
 """
@@ -28,8 +31,10 @@ smolagents model passes on. Needs ``pip install glyphfold[smolagents]``.
 # ruff: noqa: E402  (the framework is checked by require() before it is imported)
 from __future__ import annotations
 
+import ast
 import base64
 import io
+import json
 from collections.abc import Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -90,20 +95,72 @@ def _text(content: Any) -> str:
     )
 
 
+_CALLING = "Calling tools:\n"  # how smolagents' memory writes a step's tool calls
+
+
+def _json_arguments(args: Any) -> str:
+    if isinstance(args, str):
+        try:
+            json.loads(args)
+        except ValueError:
+            return json.dumps(args, ensure_ascii=False)
+        return args
+    return json.dumps(args, ensure_ascii=False, default=str)
+
+
+def _parsed_calls(content: Any) -> list[dict[str, Any]] | None:
+    """The tool calls a smolagents ``tool-call`` message lists (``Calling tools:\n[{...}]``,
+    a Python repr of ``ToolCall.dict()``), or None when it does not read as that."""
+    text = _text(content)
+    if not text.startswith(_CALLING):
+        return None
+    try:
+        calls = ast.literal_eval(text[len(_CALLING) :])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(calls, list) or not calls:
+        return None
+    for c in calls:
+        fn = c.get("function") if isinstance(c, dict) else None
+        if not (isinstance(fn, dict) and isinstance(fn.get("name"), str) and "arguments" in fn):
+            return None
+        if not isinstance(c.get("id"), str):
+            return None
+    return calls
+
+
+def _step_call(content: Any, k: int, used: set[str]) -> dict[str, Any]:
+    """The Chat Completions call standing for a ``tool-call`` message: its own tool call
+    (name, arguments, id) when it lists exactly one, so the ladder sees a file read as a
+    file read (kept for the pages) as it would in any other loop; else one synthetic
+    ``smolagents_step`` call for the whole step."""
+    calls = _parsed_calls(content)
+    if calls is not None and len(calls) == 1 and calls[0]["id"] not in used:
+        fn = calls[0]["function"]
+        used.add(calls[0]["id"])
+        call = {"name": fn["name"], "arguments": _json_arguments(fn["arguments"])}
+        return {"id": calls[0]["id"], "type": "function", "function": call}
+    return {
+        "id": f"step_{k}",
+        "type": "function",
+        "function": {"name": _CALL_NAME, "arguments": "{}"},
+    }
+
+
 def to_openai(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """smolagents messages (``ChatMessage`` or dicts) as a Chat Completions history."""
     out: list[dict[str, Any]] = []
     roles = [_role(m) for m in messages]
+    used: set[str] = set()
     for k, m in enumerate(messages):
         role = roles[k]
         content = _content(m)
         if role == "tool-call" and k + 1 < len(roles) and roles[k + 1] == "tool-response":
-            call = {"name": _CALL_NAME, "arguments": "{}"}
             out.append(
                 {
                     "role": "assistant",
                     "content": _text(content),
-                    "tool_calls": [{"id": f"step_{k}", "type": "function", "function": call}],
+                    "tool_calls": [_step_call(content, k, used)],
                 }
             )
         elif role == "tool-response" and k > 0 and out and out[-1].get("tool_calls"):
@@ -122,6 +179,25 @@ def _text_parts(text: Any) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text if isinstance(text, str) else _text(text)}]
 
 
+def _calls_text(content: Any, tool_calls: Sequence[Mapping[str, Any]]) -> Any:
+    """The ``tool-call`` message's text: as smolagents wrote it, unless the ladder
+    shortened the call's arguments (a stub), then written again from the call."""
+    calls = _parsed_calls(content)
+    if calls is None or len(calls) != 1 or len(tool_calls) != 1:
+        return content
+    fn = tool_calls[0].get("function") or {}
+    if fn.get("name") == _CALL_NAME or fn.get("arguments") == _json_arguments(
+        calls[0]["function"]["arguments"]
+    ):
+        return content
+    try:
+        args = json.loads(fn.get("arguments") or "{}")
+    except ValueError:
+        args = fn.get("arguments")
+    call = {**calls[0], "function": {**calls[0]["function"], "arguments": args}}
+    return _CALLING + str([call])
+
+
 def from_openai(history: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
     """The Chat Completions history of :func:`to_openai` (and the ladder) as smolagents messages."""
     out: list[ChatMessage] = []
@@ -130,7 +206,8 @@ def from_openai(history: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
         if role == "tool":
             out.append(ChatMessage(role=MessageRole.TOOL_RESPONSE, content=_text_parts(content)))
         elif role == "assistant" and m.get("tool_calls"):
-            out.append(ChatMessage(role=MessageRole.TOOL_CALL, content=_text_parts(content or "")))
+            text = _calls_text(content or "", m["tool_calls"])
+            out.append(ChatMessage(role=MessageRole.TOOL_CALL, content=_text_parts(text)))
         else:
             parts = (
                 _text_parts(content)

@@ -58,9 +58,12 @@ def test_an_import_failure_shows_its_real_cause(monkeypatch):
 
 @pytest.mark.slow
 def test_the_declared_floor_installs_and_passes():
-    """.ci/floors for smolagents (the quickest): the floor installed, its tests run there."""
-    if os.environ.get("GLYPHFOLD_OFFLINE"):
-        pytest.skip("needs PyPI")
+    """.ci/floors for smolagents (the quickest): the floor installed, its tests run there.
+
+    Opt-in (GLYPHFOLD_FLOORS=1): .ci/run runs .ci/floors for all five extras after the
+    suite, in its own script, so the suite itself stays short and offline."""
+    if not os.environ.get("GLYPHFOLD_FLOORS"):
+        pytest.skip("set GLYPHFOLD_FLOORS=1 (needs PyPI); .ci/run runs .ci/floors itself")
     env = {**os.environ, "PYTHON": sys.executable}
     res = subprocess.run(
         [str(ROOT / ".ci" / "floors"), "smolagents"],

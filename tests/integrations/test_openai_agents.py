@@ -133,3 +133,46 @@ def test_handoff_filter_compacts_what_the_next_agent_receives():
     assert "[elided:" in text or "input_image" in text
     assert "x_glyphfold" not in text
     assert glyphfold_estimate(reviewer_input) < glyphfold_estimate(model.calls[-2].input)
+
+
+def test_a_second_handoff_rerenders_the_first_ones_pages_from_source():
+    """Issue 23: two handoffs in one run, each compacting what the next agent receives.
+    The first handoff's snapshot goes to the SDK provider-ready (no x_glyphfold: the model
+    must not see it); the second must still find its source and render the pages again
+    from text (SPEC §5.3), never treat the pages as a user's images."""
+    model = ScriptedModel(
+        [
+            *[[function_call("read_file", {"k": k}, call_id=f"a{k}")] for k in range(8)],
+            [function_call("transfer_to_reviewer", {}, call_id="h1")],
+            *[[function_call("read_file", {"k": k}, call_id=f"b{k}")] for k in range(8, 16)],
+            [function_call("transfer_to_fixer", {}, call_id="h2")],
+            [assistant_message("Fixed.")],
+        ]
+    )
+    results: list = []
+    filt = glyphfold_handoff_filter(budget=3_000, rungs=RUNGS, on_compact=results.append)
+    fixer = Agent(name="fixer", instructions="Fix.", model=model)
+    reviewer = Agent(
+        name="reviewer",
+        instructions="Review.",
+        model=model,
+        tools=[read_file],
+        handoffs=[handoff(fixer, input_filter=filt)],
+    )
+    coder = Agent(
+        name="coder",
+        instructions="Code.",
+        model=model,
+        tools=[read_file],
+        handoffs=[handoff(reviewer, input_filter=filt)],
+    )
+    result = asyncio.run(
+        Runner.run(
+            coder, "Read, review, fix.", run_config=RunConfig(tracing_disabled=True), max_turns=30
+        )
+    )
+    assert result.final_output == "Fixed."
+    assert len(results) == 2 and snapshots(results) == 2
+    assert rerendered(results[1:])  # the second pass met the first one's pages, with source
+    for call in model.calls:  # the model never sees glyphfold's keys
+        assert "x_glyphfold" not in json.dumps(call.input, default=str)

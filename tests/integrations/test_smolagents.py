@@ -129,3 +129,92 @@ def test_a_misspelt_option_fails_at_construction():
 
     with pytest.raises(InputError, match="did you mean low="):
         GlyphfoldModel(ScriptedModel(), budget=BUDGET, lowe=0.5)
+
+
+def _step_messages(k: int, output: str) -> list:
+    call = ChatMessageToolCall(
+        function=ChatMessageToolCallFunction(name="read_file", arguments={"path": f"m{k}.py"}),
+        id=f"call_{k}",
+        type="function",
+    )
+    text = "Calling tools:\n" + str(
+        [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": "read_file", "arguments": {"path": f"m{k}.py"}},
+            }
+        ]
+    )
+    return [
+        ChatMessage(role=MessageRole.TOOL_CALL, content=[{"type": "text", "text": text}]),
+        ChatMessage(
+            role=MessageRole.TOOL_RESPONSE,
+            content=[{"type": "text", "text": f"Observation:\n{output}"}],
+        ),
+    ]
+
+
+def test_a_step_maps_to_its_own_tool_call_and_back():
+    """Issue 19: the ladder sees smolagents' file read as a file read (name, arguments,
+    id), as in a plain Chat Completions loop; the text goes back as smolagents wrote it."""
+    msgs = [
+        ChatMessage(role=MessageRole.SYSTEM, content=[{"type": "text", "text": "sys"}]),
+        ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "task"}]),
+        *_step_messages(0, "x = 1"),
+    ]
+    wire = to_openai(msgs)
+    (call,) = wire[2]["tool_calls"]
+    assert call["id"] == "call_0" and call["function"]["name"] == "read_file"
+    assert json.loads(call["function"]["arguments"]) == {"path": "m0.py"}
+    assert wire[3] == {"role": "tool", "tool_call_id": "call_0", "content": "Observation:\nx = 1"}
+    back = from_openai(wire)
+    assert [(m.role, m.content) for m in back] == [(m.role, m.content) for m in msgs]
+
+
+def test_compacts_as_the_plain_loop_does():
+    """The same steps through the smolagents mapping and as a plain Chat Completions
+    history: the ladder takes the same rungs (file reads go to the pages, not elided)."""
+    import glyphfold
+
+    n = 14
+    msgs = [
+        ChatMessage(role=MessageRole.SYSTEM, content=[{"type": "text", "text": "sys"}]),
+        ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "task"}]),
+    ]
+    plain = [{"role": "system", "content": "sys"}, {"role": "user", "content": "task"}]
+    for k in range(n):
+        out = tool_output(k, 6_000)
+        msgs += _step_messages(k, out)
+        args = json.dumps({"path": f"m{k}.py"})
+        plain += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{k}",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": args},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"call_{k}", "content": f"Observation:\n{out}"},
+        ]
+    budget = glyphfold.estimate_history_tokens(plain, profile="openai") // 2
+    a = glyphfold.compact(to_openai(msgs), budget=budget, profile="openai")
+    b = glyphfold.compact(plain, budget=budget, profile="openai")
+    assert [e.rung for e in a.ledger] == [e.rung for e in b.ledger]
+    assert "[elided: smolagents_step" not in json.dumps(a.messages)
+
+
+def test_a_shortened_call_is_written_back_as_sent():
+    """When the ladder stubs a call's long argument, the text smolagents sends says so
+    (what is priced is what is sent)."""
+    msgs = _step_messages(0, "ok")
+    wire = to_openai(msgs)
+    stub = json.dumps({"path": "[elided: read_file.path, 9 chars, sha1 abc]"})
+    wire[0]["tool_calls"][0]["function"]["arguments"] = stub
+    text = from_openai(wire)[0].content[0]["text"]
+    assert text.startswith("Calling tools:\n") and "[elided: read_file.path" in text
+    assert "'id': 'call_0'" in text

@@ -198,3 +198,129 @@ def test_markers_stay_within_the_four_breakpoint_limit():
         marks = _dump(fitted.messages).count('"cache_control"') + 1  # + the tools'
         assert marks <= 4, (n, fitted.action, marks)
         assert fitted.messages["messages"][-1]["content"][-1].get("cache_control")
+
+
+# ---------------------------------------------------------------- the append path (item 2)
+
+
+def test_an_append_prices_only_the_new_messages(monkeypatch):
+    """Issue 19 item 2: appending a few messages does not re-price the whole history."""
+    from glyphfold.compaction.history import counters
+
+    full = openai_history(40, chars=6000)
+    c = glyphfold.Compactor(budget=30_000)
+    priced: list[int] = []
+    real = counters.estimate_history_tokens
+
+    def spy(history, **kw):
+        priced.append(
+            len(history.get("messages", history) if isinstance(history, dict) else history)
+        )
+        return real(history, **kw)
+
+    monkeypatch.setattr(counters, "estimate_history_tokens", spy)
+    appends = 0
+    for n in range(4, len(full) + 1, 2):
+        priced.clear()
+        fitted = c(full[:n])
+        if fitted.action != "append":
+            continue
+        appends += 1
+        assert max(priced) <= 2, priced  # the two new messages, never the history
+        # and the figure is the one a whole re-pricing gives
+        assert fitted.tokens == real(fitted.compacted, profile="anthropic", image_policy="all")
+    assert appends >= 5
+
+
+def test_what_the_caller_changes_in_an_output_is_not_what_is_remembered():
+    full = openai_history(40, chars=6000)
+    c = glyphfold.Compactor(budget=30_000)
+    n = 4
+    while True:  # up to the first append after a compaction
+        last = c(full[:n])
+        if last.action == "append" and c.compactions:
+            break
+        n += 2
+    sent = _dump(last.messages)
+    mine = {id(m) for m in full}
+    for out in (last.messages, last.compacted):  # the caller scribbles over what it got
+        for m in out:
+            if id(m) not in mine:  # (its own new messages are its history: not those)
+                m["content"] = "changed"
+                m.pop("x_glyphfold", None)
+    nxt = c(full[: n + 2])
+    assert nxt.action == "append"
+    assert _dump(nxt.messages[: len(last.messages)]) == sent
+
+
+def test_long_strings_seen_again_give_the_same_digests():
+    """The digests skip hashing a long string object seen in the previous call; the
+    digests are the same as without that shortcut, and a changed string is seen."""
+    h = anthropic_history(12, chars=3000)
+    system, items = h["system"], h["messages"]
+    plain = content_digests("s", system, items)
+    seen: dict = {}
+    now: dict = {}
+    assert content_digests("s", system, items, seen=seen, now=now) == plain
+    assert now  # the long tool results were collected
+    again: dict = {}
+    assert content_digests("s", system, items, seen=now, now=again) == plain
+    changed = copy.deepcopy(items)
+    block = changed[4]["content"][0]  # a tool result: a long string
+    block["content"] = block["content"][:-1] + "!"
+    assert content_digests("s", system, changed, seen=again)[4:] != plain[4:]
+    assert content_digests("s", system, changed, seen=again)[:4] == plain[:4]
+
+
+def test_nbytes_follows_the_remembered_output():
+    full = openai_history(40, chars=6000)
+    c = glyphfold.Compactor(budget=30_000)
+    seen = set()
+    for n in range(4, len(full) + 1, 2):
+        f = c(full[:n])
+        seen.add(f.action)
+        if f.action == "none":
+            assert c.nbytes == 0
+            continue
+        data = json.dumps(_strip_markers(f.compacted), ensure_ascii=False, separators=(",", ":"))
+        assert c.nbytes == pytest.approx(len(data.encode()), rel=0.01)
+    assert {"compact", "append"} <= seen
+
+
+def _strip_markers(x):
+    if isinstance(x, dict):
+        return {k: _strip_markers(v) for k, v in x.items() if k != "cache_control"}
+    if isinstance(x, list):
+        return [_strip_markers(v) for v in x]
+    return x
+
+
+def test_a_retry_and_an_older_marker_keep_the_callers_breakpoints():
+    """The remembered output keeps no harness marker; the caller's, on messages the
+    output holds unchanged, are placed again: a retry of the same request (a hit) is
+    cached up to its end like the first try, and a marker on the message before the
+    newest stays (issue 19: a hit sent without the harness's marker was billed 1x)."""
+    h = anthropic_history(30, chars=6000)
+    cc = {"type": "ephemeral"}
+
+    def request(n: int, marked: tuple[int, ...] = (-1,)) -> dict:
+        msgs = copy.deepcopy(h["messages"][:n])
+        for i in marked:
+            msgs[i]["content"][-1]["cache_control"] = cc
+        return {"system": h["system"], "messages": msgs}
+
+    c = glyphfold.Compactor(budget=20_000)
+    first = c(request(41))
+    assert first.action == "compact"
+    again = c(request(41))
+    assert again.action == "hit"
+    assert again.messages["messages"][-1]["content"][-1]["cache_control"] == cc
+    assert _dump(again.messages).replace('"cache_control": {"type": "ephemeral"}, ', "") == _dump(
+        first.messages
+    ).replace('"cache_control": {"type": "ephemeral"}, ', "")
+    nxt = c(request(43, marked=(-1, -3)))
+    assert nxt.action == "append"
+    msgs = nxt.messages["messages"]
+    assert msgs[-1]["content"][-1]["cache_control"] == cc
+    assert msgs[-3]["content"][-1]["cache_control"] == cc
+    assert _dump(nxt.messages).count("cache_control") <= 4

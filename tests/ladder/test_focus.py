@@ -1,7 +1,9 @@
-"""A focus for the summary rung: compact(focus=...), acompact, the CLI's --focus (issue 23).
+"""A focus: compact(focus=...), acompact, the CLI's --focus, the adapters (issue 23).
 
-SPEC §5 (summary rung). Any callable ``text -> str`` is a summarizer; the focus heads
-every request and is written in the summary's preamble.
+SPEC §5 (summary rung), §5.9 (snapshots keep every word). Any callable ``text -> str``
+is a summarizer; the focus heads every request and is written in the summary's
+preamble, and it is written at the end of each snapshot's reading guide (the text that
+tells the model what the pages are), with or without a summarizer.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from glyphfold.cli import main
 from glyphfold.compaction.ladder import summarizers
 from glyphfold.compaction.ladder.api import compact
 from glyphfold.compaction.ladder.registry import LadderConfig
+from glyphfold.compaction.ladder.rungs.snapshot.build import FOCUS_GUIDE
 from glyphfold.compaction.ladder.rungs.summary import SummaryConfig
 from glyphfold.compaction.ladder.summarizers import summarize_bounded
 from glyphfold.errors import InputError
@@ -78,13 +81,72 @@ def test_acompact_takes_a_focus(session):
 @pytest.mark.parametrize(
     "kw",
     [
-        {},  # no summarizer: no summary rung
-        {"summarizer": lambda t: "s", "rungs": "elide,snapshot,trim"},  # summary not in rungs
+        {"rungs": "elide,trim"},  # neither snapshot nor summary
+        {"summarizer": lambda t: "s", "rungs": "elide,strip,trim"},
     ],
 )
-def test_focus_without_a_summary_rung_is_refused(session, kw):
+def test_focus_without_a_snapshot_or_summary_rung_is_refused(session, kw):
     with pytest.raises(InputError, match="focus="):
         compact(session, budget=BUDGET, focus=FOCUS, **kw)
+
+
+def _snapshots(messages):
+    """The snapshot messages of a compacted wire history (their x_glyphfold key)."""
+    if isinstance(messages, dict):  # Anthropic: {"system": ..., "messages": [...]}
+        messages = messages["messages"]
+    return [m for m in messages if (m.get("x_glyphfold") or {}).get("kind") == "snapshot"]
+
+
+def _guide(m):
+    """A snapshot's reading guide: its first text part, in either wire format."""
+    parts = m["content"]
+    return next(p["text"] for p in parts if p.get("type") == "text")
+
+
+def _pngs(m):
+    out = []
+    parts = m.get("content")
+    for p in parts if isinstance(parts, list) else ():
+        if p.get("type") == "image":
+            out.append(p["source"]["data"])
+        elif p.get("type") == "image_url":
+            out.append(p["image_url"]["url"])
+    return out
+
+
+def test_focus_is_written_in_the_snapshots_reading_guide(session):
+    """Issue 23: a focus reaches the pages too, with no summarizer at all: each reading
+    guide ends with it; the pages (pixels) and the source they image are the same as
+    without a focus (they keep every word, SPEC §5.9: the focus is an instruction)."""
+    plain = compact(session, budget=BUDGET, rungs="snapshot,trim")
+    focused = compact(session, budget=BUDGET, rungs="snapshot,trim", focus=FOCUS)
+    snaps, plain_snaps = _snapshots(focused.messages), _snapshots(plain.messages)
+    assert snaps and len(snaps) == len(plain_snaps)
+    want = FOCUS_GUIDE.format(focus=FOCUS)
+    for s, p in zip(snaps, plain_snaps, strict=True):
+        assert _guide(s).endswith(want) and not _guide(p).endswith(want)
+        assert _guide(s) == _guide(p) + want
+        assert _pngs(s) and _pngs(s) == _pngs(p)  # the same pixels
+        assert s["x_glyphfold"]["source"] == p["x_glyphfold"]["source"]
+        assert FOCUS not in s["x_glyphfold"]["source"]
+    # the guide is priced: the focused history is a little larger, still in budget
+    assert plain.tokens_after < focused.tokens_after <= BUDGET
+
+
+def test_with_a_summarizer_the_pages_still_carry_the_focus(session):
+    texts = []
+    result = compact(session, budget=BUDGET, summarizer=_recording(texts), focus=FOCUS)
+    snaps = _snapshots(result.messages)
+    assert snaps and all(_guide(s).endswith(FOCUS_GUIDE.format(focus=FOCUS)) for s in snaps)
+
+
+def test_a_snapshot_rung_object_keeps_its_own_focus(session):
+    from glyphfold.compaction.ladder.rungs.snapshot import Snapshot
+
+    result = compact(session, budget=BUDGET, rungs=[Snapshot(focus="GLY-9")])
+    assert all(_guide(s).endswith("for: GLY-9.") for s in _snapshots(result.messages))
+    with pytest.raises(ValueError, match="focus must be a non-empty str"):
+        Snapshot(focus="  ")
 
 
 @pytest.mark.parametrize("bad", ["", "   ", 3])
@@ -118,15 +180,30 @@ def test_cli_focus_and_summary_model(tmp_path, history_file, monkeypatch):
     assert f"[written with the focus: {FOCUS}]" in out.read_text()
 
 
-def test_cli_focus_needs_the_summary_rung(history_file, capsys):
+def test_cli_focus_needs_a_rung_that_uses_it(history_file, capsys):
     base = ["compact", str(history_file), "--budget", str(BUDGET)]
-    assert main([*base, "--focus", FOCUS]) == 2
-    assert "--focus is for the summary rung" in capsys.readouterr().err
+    assert main([*base, "--rungs", "elide,trim", "--focus", FOCUS]) == 2
+    assert "add snapshot (or summary with --summarizer) to --rungs" in capsys.readouterr().err
     assert main([*base, "--summary-model", "m"]) == 2
     assert "--summary-model is for the summary rung" in capsys.readouterr().err
     args = [*base, "--summarizer", "anthropic", "--rungs", "elide,trim", "--focus", FOCUS]
     assert main(args) == 2
-    assert "add summary to --rungs" in capsys.readouterr().err
+    assert "--focus" in capsys.readouterr().err
+
+
+def test_cli_focus_without_a_summarizer_writes_the_guide(tmp_path, history_file):
+    """`glyphfold compact --focus` with the default ladder (no summarizer): the output's
+    snapshots carry the focus in their reading guide, and so does `--provider-ready`."""
+    for extra in ([], ["--provider-ready"]):
+        out = tmp_path / "out.json"
+        args = ["compact", str(history_file), "-o", str(out), "--budget", str(BUDGET)]
+        assert main([*args, "--focus", FOCUS, "-q", *extra]) == 0
+        snaps = _snapshots(json.loads(out.read_text())) if not extra else None
+        written = json.loads(out.read_text())
+        msgs = written["messages"] if isinstance(written, dict) else written
+        guides = [_guide(m) for m in msgs if _pngs(m)]
+        assert snaps is None or len(snaps) == len(guides)
+        assert guides and all(g.endswith(FOCUS_GUIDE.format(focus=FOCUS)) for g in guides)
 
 
 def test_adapters_take_a_focus_and_check_it_when_built(session):
@@ -142,7 +219,10 @@ def test_adapters_take_a_focus_and_check_it_when_built(session):
     assert texts and FOCUS in texts[0]
     assert "[written with the focus:" in json.dumps(result.messages)
     with pytest.raises(InputError, match="focus="):
-        CompactionPolicy(budget=BUDGET, focus=FOCUS)
+        CompactionPolicy(budget=BUDGET, rungs="elide,trim", focus=FOCUS)
+    snap = CompactionPolicy(budget=BUDGET, rungs="snapshot,trim", focus=FOCUS)
+    written = json.dumps(snap.compact(session, profile="anthropic").messages)
+    assert FOCUS_GUIDE.format(focus=FOCUS) in written
 
 
 def test_compactor_takes_a_focus_and_checks_it_when_built(session):
@@ -153,4 +233,8 @@ def test_compactor_takes_a_focus_and_checks_it_when_built(session):
     focused = Compactor(BUDGET, summarizer=lambda t: "s", focus=FOCUS)
     assert plain.seed != focused.seed and "focus" not in plain.seed
     with pytest.raises(InputError, match="focus="):
-        Compactor(BUDGET, focus=FOCUS)
+        Compactor(BUDGET, rungs="elide,trim", focus=FOCUS)
+    pages = Compactor(BUDGET, focus=FOCUS)  # the default ladder images: the guide has it
+    assert "focus" in pages.seed
+    written = json.dumps(pages(session).messages)
+    assert FOCUS_GUIDE.format(focus=FOCUS) in written

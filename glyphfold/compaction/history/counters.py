@@ -70,10 +70,14 @@ class EstimateRequestCounter:
         n = estimate_history_tokens(
             history, profile=self.profile, counter=self.counter, image_policy="all"
         )
-        if tools:
-            text = json.dumps(list(tools), ensure_ascii=False, sort_keys=True, default=str)
-            n += self.counter.count(text) if self.counter is not None else -(-len(text) // 4)
-        return n
+        return n + self.count_tools(tools)
+
+    def count_tools(self, tools: Sequence[Any] | None) -> int:
+        """What the tool schemas add to a request: their JSON text, priced as text."""
+        if not tools:
+            return 0
+        text = json.dumps(list(tools), ensure_ascii=False, sort_keys=True, default=str)
+        return self.counter.count(text) if self.counter is not None else -(-len(text) // 4)
 
 
 def _sendable(h: History) -> History:

@@ -57,7 +57,7 @@ from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.compaction.ladder.rungs.base import Rung
 from glyphfold.compaction.ladder.rungs.common import tool_names
 from glyphfold.compaction.ladder.rungs.elide import ElideConfig
-from glyphfold.compaction.ladder.rungs.snapshot import Renderer
+from glyphfold.compaction.ladder.rungs.snapshot import Renderer, Snapshot
 from glyphfold.compaction.ladder.rungs.summary import Summary
 from glyphfold.compaction.ladder.rungs.transcribe import serialise
 from glyphfold.compaction.ladder.summarizers import Summarizer, check_focus
@@ -149,11 +149,12 @@ def compact(
     when a ``summarizer`` is given: any callable ``text -> str`` (sync or async) is
     one, e.g. ``lambda text: my_model(text)``, or the SDK adapters of
     :mod:`glyphfold.compaction.ladder.summarizers`. ``focus`` is the user's
-    instruction of what the summary must keep ("the failing test and its fix"): it
-    heads every summarizer request and is written in the summary's preamble. It
-    needs the summary rung (a ``summarizer``, and ``summary`` in ``rungs`` if given):
-    the other rungs keep every word or drop whole turns, so a focus cannot change
-    what they keep, and an ignored instruction would mislead (an :class:`InputError`).
+    instruction of what matters ("the failing test and its fix"): it is written in
+    each snapshot's reading guide (the pages keep every word; the guide tells the
+    model what to look for in them), heads every summarizer request and is written in
+    the summary's preamble. It needs the snapshot or the summary rung: elision and
+    trim keep every word or drop whole steps, so a ladder of only those would ignore
+    it, and an ignored instruction would mislead (an :class:`InputError`).
     ``pins`` are messages that every rung keeps.
     Raises :class:`ContextOverflowError` when even the newest turn and the pins do
     not fit (the input is untouched); ``dry_run=True`` returns the plan instead.
@@ -188,11 +189,11 @@ def compact(
         renderer=renderer,
         focus=focus,
     )
-    if focus is not None and not any(isinstance(r, Summary) for r in built):
+    if focus is not None and not any(isinstance(r, (Summary, Snapshot)) for r in built):
         msg = (
-            "focus= tells the summary rung what to keep, and this ladder has none: pass "
-            "summarizer=... (any callable text -> str) and keep 'summary' in rungs=, "
-            "or drop focus="
+            "focus= is written in the snapshots' reading guide and tells the summary rung "
+            "what to keep, and this ladder has neither: keep 'snapshot' in rungs=, or pass "
+            "summarizer=... (any callable text -> str) with 'summary' in rungs=, or drop focus="
         )
         raise InputError(msg)
     prof = get_profile(profile)

@@ -35,11 +35,12 @@ from glyphfold.compaction.history.counters import EstimateRequestCounter, Reques
 from glyphfold.compaction.history.markers import SNAPSHOT, X_KEY
 from glyphfold.compaction.history.messages import HistoryT
 from glyphfold.compaction.history.model import History
-from glyphfold.compaction.history.validate import count_breakpoints
+from glyphfold.compaction.history.validate import MAX_CACHE_BREAKPOINTS, count_breakpoints
 from glyphfold.compaction.history.wire import messages_key
 from glyphfold.compaction.ladder.api import compact, floor_tokens
 from glyphfold.compaction.ladder.breakpoints import limit_wire_markers
 from glyphfold.compaction.ladder.provider import provider_messages
+from glyphfold.compaction.ladder.registry import focus_problem
 from glyphfold.compaction.ladder.result import CompactionResult
 from glyphfold.errors import ContextOverflowError, InputError
 from glyphfold.render.profiles import ProfileArg, get_profile
@@ -68,59 +69,87 @@ Action = Literal["none", "hit", "append", "compact"]
 _OWN = ("budget", "window", "ratio", "dry_run", "reserve")
 
 
-def _feed(h: Any, o: Any) -> None:
+# a string this long is hashed on its own, and named in the digest by its hash: the same
+# string object seen again (an agent loop resends its history) is not hashed again
+_LONG = 256
+
+Strings = dict[int, tuple[str, bytes]]  # id -> (the string, kept alive; its hash)
+
+
+def _feed(h: Any, o: Any, seen: Strings | None, now: Strings | None) -> None:
     """Hash a wire value or a canonical message into ``h``, prompt-cache markers aside.
 
     A walk, not ``json.dumps``: strings are hashed as they are (no escaping), which is
-    what makes an append cheap next to the request it stands for.
+    what makes an append cheap next to the request it stands for. ``seen``: the long
+    strings of the previous call by identity (strings are immutable, and each entry
+    keeps its string alive, so an id names one string); ``now`` collects this call's.
     """
     if isinstance(o, str):
-        b = o.encode("utf-8", "surrogatepass")
-        h.update(b"s%d:" % len(b))
-        h.update(b)
+        if len(o) < _LONG:
+            b = o.encode("utf-8", "surrogatepass")
+            h.update(b"s%d:" % len(b))
+            h.update(b)
+            return
+        hit = seen.get(id(o)) if seen is not None else None
+        if hit is not None and hit[0] is o:
+            d = hit[1]
+        else:
+            d = hashlib.blake2b(o.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+        if now is not None:
+            now[id(o)] = (o, d)
+        h.update(b"S")
+        h.update(d)
     elif isinstance(o, Mapping):
         keys = sorted(str(k) for k in o if k not in MARKER_KEYS and k != "cachePoint")
         h.update(b"{%d" % len(keys))
         for k in keys:
-            _feed(h, k)
-            _feed(h, o[k])
+            _feed(h, k, seen, now)
+            _feed(h, o[k], seen, now)
         h.update(b"}")
     elif isinstance(o, (list, tuple)):
         items = [v for v in o if not (isinstance(v, Mapping) and len(v) == 1 and "cachePoint" in v)]
         h.update(b"[%d" % len(items))
         for v in items:
-            _feed(h, v)
+            _feed(h, v, seen, now)
         h.update(b"]")
     elif dataclasses.is_dataclass(o) and not isinstance(o, type):
         h.update(type(o).__name__.encode())
         for f in dataclasses.fields(o):
             if f.name != "meta":  # a framework's own objects ride there; blocks are the content
-                _feed(h, f.name)
-                _feed(h, getattr(o, f.name))
+                _feed(h, f.name, seen, now)
+                _feed(h, getattr(o, f.name), seen, now)
     elif o is None or isinstance(o, (bool, int, float)):
         h.update(b"v" + repr(o).encode())
     else:
         h.update(b"r" + repr(o).encode())
 
 
-def _digest_of(item: Any) -> bytes:
+def _digest_of(item: Any, seen: Strings | None = None, now: Strings | None = None) -> bytes:
     h = hashlib.blake2b(digest_size=16)
-    _feed(h, item)
+    _feed(h, item, seen, now)
     return h.digest()
 
 
-def content_digests(seed: str, system: Any, items: Sequence[Any]) -> list[bytes]:
+def content_digests(
+    seed: str,
+    system: Any,
+    items: Sequence[Any],
+    *,
+    seen: Strings | None = None,
+    now: Strings | None = None,
+) -> list[bytes]:
     """Chained digests: ``out[k]`` names ``seed`` + ``system`` + ``items[:k+1]``, markers aside.
 
     Two requests whose messages differ only in ``cache_control`` markers have the same
     digests: a harness that moves its marker to the newest message every turn still
-    extends the previous request.
+    extends the previous request. ``seen`` / ``now``: see :func:`_feed` (the same
+    digests either way).
     """
     h = hashlib.blake2b(seed.encode(), digest_size=20)
-    h.update(_digest_of(system))
+    h.update(_digest_of(system, seen, now))
     out: list[bytes] = []
     for m in items:
-        h.update(b"\x1e" + _digest_of(m))
+        h.update(b"\x1e" + _digest_of(m, seen, now))
         out.append(h.copy().digest())
     return out
 
@@ -242,9 +271,13 @@ class Fitted(Generic[HistoryT]):
 @dataclasses.dataclass
 class _Memo:
     digests: list[bytes]  # chained content digests of the last input
-    data: bytes | None  # the last output (wire), JSON, x_glyphfold kept, markers stripped
+    # the last output's messages (wire), a private copy: x_glyphfold kept, the harness's
+    # markers stripped (ours, on the newest snapshot, kept)
+    items: list[Any] | None
     history: History | None  # the last output when the input was a canonical History
     tokens: int  # its estimate (without tools)
+    nbytes: int = 0  # its size as JSON (what a cache of compactors bounds)
+    marks: tuple[int, int] = (0, 0)  # breakpoints the items hold: cache_control, cachePoint
 
 
 class Compactor:
@@ -301,15 +334,23 @@ class Compactor:
             msg = f"counter must have count_request(history, tools=...), got {counter!r}"
             raise InputError(msg)
         self.counter: RequestCounter = counter or EstimateRequestCounter(profile=profile)
+        # the estimate prices each message on its own: an append adds the new messages'
+        # price to the remembered one (no walk of the whole history)
+        self._incremental = type(self.counter) is EstimateRequestCounter
         for bad in (*_OWN, "format", "profile"):
             if bad in compact_options:
                 msg = f"{bad}= is the compactor's own; it cannot be passed through to compact()"
                 raise InputError(msg)
-        if compact_options.get("focus") is not None and compact_options.get("summarizer") is None:
-            msg = "focus= tells the summary rung what to keep: pass summarizer=..., or drop focus="
-            raise InputError(msg)  # here, not at the first compaction 20 steps later
+        problem = focus_problem(
+            compact_options.get("focus"),
+            compact_options.get("rungs"),
+            compact_options.get("summarizer"),
+        )
+        if problem is not None:
+            raise InputError(problem)  # here, not at the first compaction 20 steps later
         self.options = compact_options
         self._memo: _Memo | None = None
+        self._strings: Strings = {}  # the last history's long strings (content_digests)
         self._lock = threading.Lock()
         self.compactions = 0  # how many times this conversation was compacted
 
@@ -345,13 +386,14 @@ class Compactor:
     def needs_compaction(self, history: Any, *, tools: Sequence[Any] | None = None) -> bool:
         """Would this history (as this compactor would send it) pass the budget now?"""
         with self._lock:
-            candidate, _, _, _ = self._candidate(history, tools)
-        return self._price(candidate, tools) > self.budget
+            candidate, action, _, new = self._candidate(history, tools)
+            return sum(self._price_from_memo(candidate, action, new, tools)) > self.budget
 
     def reset(self) -> None:
         """Forget the conversation (the next call starts from scratch)."""
         with self._lock:
             self._memo = None
+            self._strings = {}
 
     @property
     def last_digests(self) -> tuple[bytes, ...]:
@@ -361,9 +403,9 @@ class Compactor:
 
     @property
     def nbytes(self) -> int:
-        """Bytes the remembered output holds (a bound for caches of compactors)."""
+        """Bytes the remembered output holds, as JSON (a bound for caches of compactors)."""
         memo = self._memo
-        return len(memo.data) if memo is not None and memo.data is not None else 0
+        return memo.nbytes if memo is not None else 0
 
     def __call__(
         self,
@@ -394,46 +436,101 @@ class Compactor:
         history: Any,
         tools: Sequence[Any] | None = None,
         known: Sequence[bytes] | None = None,
-    ) -> tuple[Any, Action, list[bytes], bool]:
-        """(what would be sent before compacting, its action, the input digests, memo used)."""
+    ) -> tuple[Any, Action, list[bytes], list[Any]]:
+        """(what would be sent before compacting, its action, the input digests, the
+        messages new since the remembered output: empty unless ``"append"``)."""
         system, items = _split(history)
-        digests = list(known) if known is not None else content_digests(self.seed, system, items)
+        if known is not None:
+            digests = list(known)
+        else:
+            now: Strings = {}
+            digests = content_digests(self.seed, system, items, seen=self._strings, now=now)
+            self._strings = now  # the strings of this history only: bounded by it
         memo = self._memo
         n = len(memo.digests) if memo is not None else 0
         if memo is None or n == 0 or n > len(digests) or digests[n - 1] != memo.digests[-1]:
-            return history, "none", digests, False
+            return history, "none", digests, []
         previous = self._previous(memo, history)
-        if n == len(digests):
-            return previous, "hit", digests, True
+        new = items[n:]
+        if memo.history is not None:
+            if not new:
+                return previous, "hit", digests, []
+            joined = _limited([*previous.messages, *new], system, tools)
+            return _join(previous, joined), "append", digests, new
         _, prev_items = _split(previous)
-        joined = [*prev_items, *items[n:]]
-        return _join(previous, _limited(joined, system, tools)), "append", digests, True
+        joined = [*prev_items, *new]
+        # the caller's breakpoints on the newest messages it sent before (a retry of the
+        # same request, a marker on the message before the newest) are placed again
+        marked = _callers_markers(joined, items, len(new))
+        if marked or not self._within_marker_limit(memo, new, system, tools):
+            joined = _limited(joined, system, tools)
+        return _join(previous, joined), "append" if new else "hit", digests, new
+
+    def _within_marker_limit(
+        self, memo: _Memo, new: list[Any], system: Any, tools: Sequence[Any] | None
+    ) -> bool:
+        """Do the remembered output's breakpoints, the new messages' and the system's and
+        tools' stay within four? (then nothing needs limiting: no walk of the history)"""
+        for k, key in enumerate(("cache_control", "cachePoint")):
+            fixed = count_breakpoints([system, list(tools or ())], key)
+            if fixed + memo.marks[k] + count_breakpoints(new, key) > MAX_CACHE_BREAKPOINTS:
+                return False
+        return True
 
     def _previous(self, memo: _Memo, history: Any) -> Any:
+        """The remembered output in ``history``'s envelope (a fresh copy: the caller may
+        change what it is given without changing what is remembered)."""
         if memo.history is not None:
             return memo.history
-        assert memo.data is not None
-        previous = json.loads(memo.data.decode("utf-8", "surrogatepass"))
-        if isinstance(history, Mapping) and isinstance(previous, dict):
+        assert memo.items is not None
+        items = [_copy(it) for it in memo.items]
+        if isinstance(history, Mapping):
             # the envelope's other keys as the caller sends them now (the same content: the
             # digests cover them; markers may have moved)
-            key = messages_key(previous) or "messages"
-            return {**{k: v for k, v in history.items() if k != key}, key: previous[key]}
-        return previous
+            key = messages_key(history) or "messages"
+            return {**{k: v for k, v in history.items() if k != key}, key: items}
+        return items
 
     def _price(self, history: Any, tools: Sequence[Any] | None) -> int:
         return int(self.counter.count_request(history, tools=tools or None))
 
+    def _price_from_memo(
+        self, candidate: Any, action: Action, new: list[Any], tools: Sequence[Any] | None
+    ) -> tuple[int, int]:
+        """(the candidate's estimate without the tool schemas, the schemas' tokens).
+
+        An append is priced without walking the whole history: the remembered output's
+        estimate plus the new messages' (the estimate prices each message on its own). A
+        counter that is not the estimate (an exact, provider-side count) prices the
+        whole request.
+        """
+        memo = self._memo
+        if memo is None or action not in ("hit", "append") or not self._incremental:
+            tokens = self._price(candidate, tools)
+            if not tools:
+                return tokens, 0
+            base = self._price(candidate, None)
+            return base, tokens - base
+        assert isinstance(self.counter, EstimateRequestCounter)
+        tokens = memo.tokens
+        if new:
+            empty = _join(candidate, [])
+            tokens += self._price(_join(candidate, new), None) - self._price(empty, None)
+        return tokens, self.counter.count_tools(tools)
+
     def _fit(
         self, history: Any, tools: Sequence[Any] | None, known: Sequence[bytes] | None = None
     ) -> Fitted[Any]:
-        candidate, action, digests, from_memo = self._candidate(history, tools, known)
-        tokens = self._price(candidate, tools)
+        candidate, action, digests, new = self._candidate(history, tools, known)
+        base, tools_tokens = self._price_from_memo(candidate, action, new, tools)
+        tokens = base + tools_tokens
         if tokens <= self.budget:
-            if from_memo:
-                self._remember(digests, candidate, tokens)
+            if action == "append":
+                self._remember_append(digests, candidate, new, base)
+            elif action == "hit":
+                assert self._memo is not None
+                self._memo.digests = digests
             return Fitted(provider_messages(candidate), candidate, action, tokens)
-        tools_tokens = tokens - self._price(candidate, None) if tools else 0
         result, over = self._compact(candidate, tools_tokens)
         self.compactions += 1
         out = result.messages
@@ -476,14 +573,54 @@ class Compactor:
         if isinstance(out, History):
             self._memo = _Memo(digests, None, out, tokens)
             return
-        # a harness's markers on the messages were placed for this request; the next
-        # request's come with its new messages (so the four-breakpoint limit holds).
-        # Ours, on the newest snapshot, stays: it marks the frozen prefix.
         _, items = _split(out)
-        out = _join(out, [it if _is_snapshot_item(it) else _unmarked(it) for it in items])
-        data = json.dumps(out, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
-        # surrogatepass: a lone surrogate in a tool result round-trips (issue 21 item 8)
-        self._memo = _Memo(digests, data.encode("utf-8", "surrogatepass"), None, tokens)
+        kept = _private(items)
+        marks = (count_breakpoints(kept, "cache_control"), count_breakpoints(kept, "cachePoint"))
+        self._memo = _Memo(digests, kept, None, tokens, _json_size(out), marks)
+
+    def _remember_append(
+        self, digests: list[bytes], candidate: Any, new: list[Any], tokens: int
+    ) -> None:
+        """The remembered output grows by the new messages (no copy of what it held)."""
+        memo = self._memo
+        assert memo is not None
+        memo.digests = digests
+        memo.tokens = tokens
+        if memo.history is not None:
+            memo.history = candidate  # immutable: kept as it is
+            return
+        assert memo.items is not None
+        memo.items.extend(_private(new))
+        memo.nbytes += _json_size(new)
+
+
+# how far back from the newest message a caller's breakpoint is carried onto the output
+_MARKED_REACH = 8
+
+
+def _callers_markers(joined: list[Any], items: list[Any], n_new: int) -> int:
+    """Put the caller's marked messages in place of the remembered ones they equal.
+
+    The remembered output keeps no harness breakpoint (each request brings its own);
+    one on a message the output holds unchanged (the same content, markers aside, at
+    the same distance from the end, before any snapshot block) is restored by taking
+    the caller's message there. Returns how many messages were taken (``joined`` is
+    changed in place).
+    """
+    taken = 0
+    for j in range(n_new + 1, min(len(items), len(joined), _MARKED_REACH) + 1):
+        mine, theirs = joined[-j], items[-j]
+        if _is_snapshot_item(mine):
+            break
+        if not (
+            count_breakpoints([theirs], "cache_control")
+            or count_breakpoints([theirs], "cachePoint")
+        ):
+            continue
+        if _digest_of(mine) == _digest_of(theirs):  # unchanged by the ladder
+            joined[-j] = theirs
+            taken += 1
+    return taken
 
 
 def _limited(items: list[Any], system: Any, tools: Sequence[Any] | None) -> list[Any]:
@@ -494,6 +631,30 @@ def _limited(items: list[Any], system: Any, tools: Sequence[Any] | None) -> list
         fixed = count_breakpoints([system, list(tools or ())], key)
         out = limit_wire_markers(out, fixed=fixed, key=key)
     return out
+
+
+def _private(items: list[Any]) -> list[Any]:
+    """A copy of output messages to remember: a harness's markers on the messages were
+    placed for this request (the next request's come with its new messages, so the
+    four-breakpoint limit holds); ours, on the newest snapshot, stays (it marks the
+    frozen prefix)."""
+    return [_copy(it) if _is_snapshot_item(it) else _copy(_unmarked(it)) for it in items]
+
+
+def _copy(o: Any) -> Any:
+    """A copy of a wire value's containers (dicts and lists; strings and numbers shared)."""
+    if isinstance(o, Mapping):
+        return {k: _copy(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [_copy(v) for v in o]
+    return o
+
+
+def _json_size(value: Any) -> int:
+    """Bytes of ``value`` as JSON; a value JSON cannot hold is refused (TypeError)."""
+    data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
+    # surrogatepass: a lone surrogate in a tool result is counted, not refused (issue 21)
+    return len(data.encode("utf-8", "surrogatepass"))
 
 
 def _jsonable(o: Any) -> Any:

@@ -104,7 +104,7 @@ RUNGS: dict[str, RungSpec] = {
             "snapshot",
             Snapshot,
             True,
-            lambda cfg, opts: Snapshot(cfg.snapshot, renderer=opts.renderer),
+            lambda cfg, opts: Snapshot(cfg.snapshot, renderer=opts.renderer, focus=opts.focus),
         ),
         RungSpec("summary", Summary, False, _summary),
         RungSpec("trim", Trim, True, lambda cfg, _: Trim()),
@@ -172,3 +172,34 @@ def build_rungs(
             continue
         out.append(built)
     return out
+
+
+FOCUS_RUNGS = ("snapshot", "summary")  # the rungs a focus= reaches
+
+
+def focus_problem(
+    focus: str | None, rungs: Sequence[Any] | str | None, summarizer: Any
+) -> str | None:
+    """Why ``focus`` would be ignored by this ladder (None: some rung acts on it).
+
+    A focus is written in each snapshot's reading guide and heads every summary
+    request; a ladder with neither rung (``rungs=`` naming only others, or the summary
+    alone without a summarizer) would drop it silently. Checked when an adapter or a
+    Compactor is built, not at its first compaction many steps later.
+    """
+    if focus is None:
+        return None
+    names = list(RUNGS) if rungs is None else rung_names(rungs)
+    acting = [
+        r
+        for r in names
+        if (r == "snapshot" or (r == "summary" and summarizer is not None))
+        or isinstance(r, (Snapshot, Summary))
+    ]
+    if acting:
+        return None
+    return (
+        "focus= is written in the snapshots' reading guide and tells the summary rung what "
+        "to keep, and this ladder has neither: keep 'snapshot' in rungs=, or pass "
+        "summarizer=... with 'summary' in rungs=, or drop focus="
+    )

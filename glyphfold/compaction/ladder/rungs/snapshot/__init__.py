@@ -59,6 +59,7 @@ from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, Planner, Unit
 from glyphfold.compaction.ladder.rungs.snapshot.source import Source, cut_marker
 from glyphfold.compaction.ladder.rungs.transcribe import join
+from glyphfold.compaction.ladder.summarizers import check_focus
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
 from glyphfold.render.profiles import Profile
@@ -138,6 +139,7 @@ class _Memo:
 
     plans: dict[tuple[str | None, int], dict[str, Any]] = dataclasses.field(default_factory=dict)
     overheads: dict[str, int] = dataclasses.field(default_factory=dict)
+    facts: dict[str, list[Any]] = dataclasses.field(default_factory=dict)  # text -> its facts
 
 
 def _default_renderer() -> Renderer:
@@ -152,9 +154,18 @@ class Snapshot:
     name = "snapshot"
     model_free = True
 
-    def __init__(self, config: SnapshotConfig | None = None, *, renderer: Renderer | None = None):
+    def __init__(
+        self,
+        config: SnapshotConfig | None = None,
+        *,
+        renderer: Renderer | None = None,
+        focus: str | None = None,
+    ):
         self.config = config or SnapshotConfig()
         self._renderer = renderer
+        # the user's instruction of what matters (issue 23): written in each reading
+        # guide, never in the pages (they image the conversation, every word of it)
+        self.focus = check_focus(focus)
 
     @property
     def renderer(self) -> Renderer:
@@ -257,18 +268,17 @@ class Snapshot:
 
         return plan_text(text, profile=profile, max_pages=limit, **self._options(text, shape))
 
-    def _overhead(
-        self, ctx: RungContext, memo: dict[str, int] | None = None
-    ) -> Callable[[str], int]:
+    def _overhead(self, ctx: RungContext, memo: _Memo | None = None) -> Callable[[str], int]:
         cfg = self.config.factsheet
-        memo = {} if memo is None else memo
+        memo = _Memo() if memo is None else memo
 
         def overhead(text: str) -> int:
-            hit = memo.get(text)
+            hit = memo.overheads.get(text)
             if hit is None:
-                facts = format_factsheet(extract_facts(text, config=cfg))
-                guide = guide_text(999, len(text), 99, facts=bool(facts))
-                hit = memo[text] = 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
+                found = memo.facts[text] = extract_facts(text, config=cfg)  # build reuses them
+                facts = format_factsheet(found)
+                guide = guide_text(999, len(text), 99, facts=bool(facts), focus=self.focus)
+                hit = memo.overheads[text] = 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
             return hit
 
         return overhead
@@ -319,7 +329,7 @@ class Snapshot:
             page_cap=page_cap,
             # a plan of more pages than the cap cannot fit: laid out no further than that
             plan=self._plan_fn(profile, shape, memo, page_cap + 1),
-            overhead=self._overhead(ctx, memo.overheads),
+            overhead=self._overhead(ctx, memo),
             start_late=self.config.start_late,
         )
         inp = BuildInput(
@@ -331,6 +341,8 @@ class Snapshot:
             profile=profile,
             render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
             factsheet=self.config.factsheet,
+            focus=self.focus,
+            facts=memo.facts,
         )
         return planner, inp
 

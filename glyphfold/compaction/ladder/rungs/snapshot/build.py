@@ -40,7 +40,15 @@ from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, RunText, Unit
 from glyphfold.compaction.ladder.rungs.snapshot.source import LEVELS, Source, level_config
 from glyphfold.compaction.ladder.transcript import plain_text
 
-__all__ = ["SNAPSHOT_VERSION", "Built", "block_id", "build", "guide_text", "is_snapshot"]
+__all__ = [
+    "FOCUS_GUIDE",
+    "SNAPSHOT_VERSION",
+    "Built",
+    "block_id",
+    "build",
+    "guide_text",
+    "is_snapshot",
+]
 
 SNAPSHOT_VERSION = 2  # 2: steps (SPEC §5.5); one snapshot per run of imaged steps
 
@@ -55,8 +63,17 @@ def block_id(source: str) -> str:
     return hashlib.blake2b(source.encode("utf-8"), digest_size=8).hexdigest()
 
 
-def guide_text(n_msgs: int, chars: int, n_pages: int, *, facts: bool) -> str:
-    """The reading guide at the top of a snapshot message."""
+FOCUS_GUIDE = " The user asks you to look in these pages above all for: {focus}."
+
+
+def guide_text(
+    n_msgs: int, chars: int, n_pages: int, *, facts: bool, focus: str | None = None
+) -> str:
+    """The reading guide at the top of a snapshot message.
+
+    A ``focus`` (the user's instruction of what matters, issue 23) is written at its
+    end: the pages keep every word (SPEC §5.9), the guide says what to look for.
+    """
     guide = (
         f"[glyphfold snapshot] {n_msgs} earlier messages ({chars:,} chars of transcript) are "
         f"shown as {n_pages} page image(s) below, oldest first. Each page is dense text: "
@@ -67,6 +84,8 @@ def guide_text(n_msgs: int, chars: int, n_pages: int, *, facts: bool) -> str:
     )
     if facts:
         guide += " Exact identifiers from the pages follow the pages as text."
+    if focus:
+        guide += FOCUS_GUIDE.format(focus=focus)
     return guide
 
 
@@ -94,6 +113,7 @@ class BuildInput:
     profile: Any
     render: Callable[[str], Any]
     factsheet: FactsheetConfig
+    focus: str | None = None  # written in the reading guide
     # facts already extracted (the planner priced the factsheet of the same texts)
     facts: dict[str, list[Any]] = field(default_factory=dict, compare=False)
     # message index -> (chars, id, is a snapshot) for its ledger row: fit rounds build again
@@ -162,7 +182,7 @@ def _snapshot_message(
             built.missing[cp] = built.missing.get(cp, 0) + n
         built.hints.extend(h for h in getattr(res, "hints", ()) if h not in built.hints)
     if pages:
-        guide = guide_text(n_msgs, len(rt.text), len(pages), facts=bool(factsheet))
+        guide = guide_text(n_msgs, len(rt.text), len(pages), facts=bool(factsheet), focus=inp.focus)
     else:  # every step of the run was dropped: the marker line says what and where to look
         guide = f"[glyphfold snapshot] {plain_text(rt.text).strip()}"
     blocks: list[Any] = [Text(guide)]
