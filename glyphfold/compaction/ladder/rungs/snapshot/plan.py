@@ -21,6 +21,10 @@ are imaged, in runs between kept units, one snapshot per run.
 
 Prices come from :func:`glyphfold.render.api.plan_text` (the renderer's own page
 geometry), the per-message estimates of the ladder, and a factsheet bound per run.
+Each run's level-0 text is laid out once (up to the page cap + 1); the shortening
+candidates are estimated by sums (:mod:`.price`) and only the boundary between what
+fits and what does not is laid out, so the search makes a few small layouts per call
+whatever the history size, and chooses what an exact binary search would (issue 22).
 """
 
 from __future__ import annotations
@@ -102,8 +106,6 @@ _NONE = Treatment()  # nothing shortened (read only)
 
 class Planner:
     """Chooses the imaged prefix and the treatment that fit ``target`` tokens."""
-
-    none = _NONE  # the treatment that shortens nothing
 
     def __init__(
         self,
@@ -495,16 +497,11 @@ class Planner:
         key = (c, j, cut)
         hit = self._exact.get(key)
         if hit is None:
-            hit = self._exact[key] = self._treated_at(c, moves, j, cut)[:2]
+            treat = self._apply_at(c, moves, j)
+            treat.cut = cut
+            tokens, pages, _ = self.treated_tokens(treat, c, sources=False)
+            hit = self._exact[key] = (tokens, pages)
         return hit
-
-    def _treated_at(
-        self, c: int, moves: Sequence[tuple[str, int, int]], j: int, cut: tuple[int, int] | None
-    ) -> tuple[int, int, list[RunText], Treatment]:
-        """(tokens, pages, run texts, treatment) after the first ``j`` moves (and ``cut``)."""
-        treat = self._apply_at(c, moves, j)
-        treat.cut = cut
-        return (*self.treated_tokens(treat, c, sources=False), treat)
 
     def _estimate(self, c: int, moves: Sequence[tuple[str, int, int]]) -> MovePrices:
         est = self._estimates.get(c)
