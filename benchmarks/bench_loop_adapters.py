@@ -232,8 +232,14 @@ def run_langchain(d: Drive, opts: dict[str, Any]) -> None:
             http_client=d.http(),
             use_responses_api=d.api == "responses",
         )
-    middleware = GlyphfoldMiddleware(on_compact=d.on_compact, **opts)
-    agent = create_agent(model, [bash], system_prompt=SYSTEM, middleware=[middleware])
+    middleware: list[Any] = [GlyphfoldMiddleware(on_compact=d.on_compact, **opts)]
+    if d.api == "messages":
+        # a LangChain user who wants Anthropic's prompt cache turns it on (the newest
+        # message marked each turn, as the bench's own client and Claude Code do)
+        from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
+
+        middleware.append(AnthropicPromptCachingMiddleware())
+    agent = create_agent(model, [bash], system_prompt=SYSTEM, middleware=middleware)
     state = agent.invoke(
         {"messages": [{"role": "user", "content": TASK}]},
         {"recursion_limit": 4 * d.steps + 40},
@@ -287,11 +293,17 @@ def run_pydantic_ai(d: Drive, opts: dict[str, Any]) -> None:
         cls = OpenAIResponsesModel if d.api == "responses" else OpenAIChatModel
         model = cls(MODEL, provider=OpenAIProvider(openai_client=d.openai()))
     history = GlyphfoldHistory(on_compact=d.on_compact, **opts)
+    settings: Any = ModelSettings(max_tokens=MAX_TOKENS)
+    if d.api == "messages":
+        from pydantic_ai.models.anthropic import AnthropicModelSettings
+
+        # pydantic-ai's own switch for Anthropic's prompt cache on the newest message
+        settings = AnthropicModelSettings(max_tokens=MAX_TOKENS, anthropic_cache_messages=True)
     agent = Agent(
         model,
         instructions=SYSTEM,
         capabilities=[history.capability()],
-        model_settings=ModelSettings(max_tokens=MAX_TOKENS),
+        model_settings=settings,
     )
 
     @agent.tool_plain

@@ -270,7 +270,8 @@ def breakpoints(body: dict[str, Any]) -> int:
             return sum(count(v) for v in x)
         return 0
 
-    return sum(count(body.get(k)) for k in ("tools", "system", "messages"))
+    top = int(isinstance(body.get("cache_control"), dict))  # automatic caching takes a slot
+    return top + sum(count(body.get(k)) for k in ("tools", "system", "messages"))
 
 
 def _has_marker(x: Any) -> bool:
@@ -318,6 +319,11 @@ def prompt_blocks(body: dict[str, Any], provider: str) -> list[_Block]:
         h.update(b"\x1e")
         marked = provider == "anthropic" and _has_marker(x)
         out.append(_Block(h.copy().digest(), end, marked, images))
+    if provider == "anthropic" and out and isinstance(body.get("cache_control"), dict):
+        # automatic caching: a top-level cache_control is a breakpoint on the last
+        # cacheable block (LangChain's AnthropicPromptCachingMiddleware sends this)
+        last = out[-1]
+        out[-1] = _Block(last.digest, last.end, True, last.image_tokens)
     return out
 
 

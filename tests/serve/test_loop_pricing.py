@@ -157,3 +157,20 @@ def test_openai_images_are_32px_patches_within_the_budget() -> None:
     assert image_tokens(1024, 1024, "openai") == 1_024  # the guide's example
     assert 2_400 < image_tokens(1800, 2400, "openai") <= 2_500  # over the budget: shrunk
     assert image_tokens(1600, 400, "openai") == 50 * 13
+
+
+def test_a_top_level_cache_control_is_a_breakpoint_on_the_last_block() -> None:
+    """Automatic caching (a request-level ``cache_control``, what LangChain's
+    AnthropicPromptCachingMiddleware sends) marks the last block and takes a slot."""
+    p = Pricer("anthropic")
+    bare = _conv(3, mark_last=False)
+    first = p.price({**bare, "cache_control": CC}, output=30)
+    assert first.written == first.tokens and first.uncached == 0
+    second = p.price({**_conv(4, mark_last=False), "cache_control": CC}, output=30)
+    assert second.cached == first.tokens
+    assert 2_000 <= second.written <= 2_020 and second.uncached == 0
+    assert breakpoints({**bare, "cache_control": CC}) == breakpoints(bare) + 1
+    # without it, what follows the system prompt's breakpoint is plain input every time
+    q = Pricer("anthropic")
+    q.price(bare, output=30)
+    assert q.price(_conv(4, mark_last=False), output=30).uncached > 8_000
