@@ -13,6 +13,8 @@ warms up (kernels, fonts) on a small compact, then times ``compact(h, budget=160
 and renders the text its snapshot pages show, to compare the compaction with the
 render of what it produces. ``--real DIR`` compacts every session there at half
 its estimate (one process per tree; per-session milliseconds, median/p90/max).
+``--omp DIR``: oh-my-pi's snapcompact ``compact()`` on the same histories in the same
+rounds (``omp_compact.ts`` under Bun; set up as :data:`OMP_SETUP` says).
 Figures and commands: benchmarks/README.md ("compact to 16k").
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -95,7 +98,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
         est = estimate_history_tokens(h)
     except Exception:
         continue
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         glyphfold.compact(h, budget=max(1, est // 2))
     except glyphfold.ContextOverflowError:
@@ -103,7 +106,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
     except Exception as exc:  # a session the tree cannot read: skipped, named
         print(f"skip {f}: {exc}", file=sys.stderr)
         continue
-    out[Path(f).name] = (time.perf_counter() - t0) * 1000
+    out[Path(f).name] = ((time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000)
 print(json.dumps(out))
 """
 
@@ -122,6 +125,36 @@ def run(tree: Path, code: str, *args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+OMP_SETUP = (
+    "omp: mkdir DIR && cd DIR && npm install @oh-my-pi/snapcompact@18.2.3 @oven/bun-linux-x64"
+    " (18.2.11 pins a pi-natives version npm does not have)"
+)
+
+
+def run_omp(omp: Path, n: int) -> dict:
+    """omp's snapcompact ``compact()`` (Bun, its native renderer) on the same synthetic
+    history: CPU seconds of the call (warm), peak RSS of the process."""
+    hist = omp / f"glyphfold-synth-{n}.json"
+    if not hist.exists():
+        code = SYNTH + f"import json; json.dump(synth({n}), open({str(hist)!r}, 'w'))"
+        subprocess.run([sys.executable, "-c", code], check=True)
+    bun = omp / "node_modules/@oven/bun-linux-x64/bin/bun"
+    driver = omp / "omp_compact.ts"  # next to its node_modules, where imports resolve
+    shutil.copyfile(Path(__file__).with_name("omp_compact.ts"), driver)
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "maxrss=%M", str(bun), str(driver), str(hist)],
+        capture_output=True,
+        text=True,
+        cwd=str(omp),
+        timeout=3600,
+        check=True,
+    )
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    rss = [ln for ln in proc.stderr.splitlines() if ln.startswith("maxrss=")]
+    out["rss_mib"] = int(rss[-1].split("=")[1]) / 1024 if rss else out.get("rss_mib", 0)
+    return {"compact_s": out["cpu_s"], "rss_mib": out["rss_mib"], "frames": out["frames"]}
+
+
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
@@ -136,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline", type=Path, action="append", default=[], help="another glyphfold tree"
     )
     ap.add_argument("--real", type=Path, default=None, help="folder of real sessions")
+    ap.add_argument("--omp", type=Path, default=None, help=f"a folder set up for {OMP_SETUP}")
     args = ap.parse_args(argv)
     here = Path(__file__).resolve().parents[1]
     trees = {"this": here}
@@ -144,9 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at start: {os.getloadavg()}")
     for n in (int(s) for s in args.sizes.split(",") if s):
         got: dict[str, list[dict]] = {k: [] for k in trees}
+        omp: list[dict] = []
         for _ in range(args.rounds):
             for name, tree in trees.items():  # interleaved rounds
                 got[name].append(run(tree, CHILD, str(n), str(args.budget)))
+            if args.omp is not None:
+                omp.append(run_omp(args.omp.resolve(), n))
         for name, rows in got.items():
             c = statistics.median(r["compact_s"] for r in rows)
             rd = statistics.median(r["render_s"] for r in rows)
@@ -158,17 +195,26 @@ def main(argv: list[str] | None = None) -> int:
                 f"{rows[0]['tokens_after']:,}, peak RSS {rss:,.0f} MiB"
             )
         b = statistics.median(r["compact_s"] for r in got["this"])
+        if omp:
+            got["omp"] = omp
+            o = statistics.median(r["compact_s"] for r in omp)
+            print(
+                f"n={n:>7,}      omp: compact() {o:7.2f} s CPU (median of {len(omp)}), "
+                f"{omp[0]['frames']} frames, peak RSS {max(r['rss_mib'] for r in omp):,.0f} MiB"
+            )
         for name in got:
             if name != "this":
                 a = statistics.median(r["compact_s"] for r in got[name])
                 print(f"n={n:>7,} speed-up this vs {name}: {a / b:.2f}x")
     if args.real is not None:
         for name, tree in trees.items():
-            ms = list(run(tree, REAL, str(args.real)).values())
-            print(
-                f"real sessions {name:>8}: {len(ms)} sessions, median {statistics.median(ms):.0f}"
-                f" ms, p90 {pct(ms, 0.9):.0f} ms, max {max(ms):.0f} ms"
-            )
+            got_ms = list(run(tree, REAL, str(args.real)).values())
+            for what, ms in (("wall", [w for w, _ in got_ms]), ("CPU", [c for _, c in got_ms])):
+                print(
+                    f"real sessions {name:>8}: {len(ms)} sessions, {what:>4} median "
+                    f"{statistics.median(ms):.0f} ms, p90 {pct(ms, 0.9):.0f} ms, max "
+                    f"{max(ms):.0f} ms"
+                )
     print(f"load average at end: {os.getloadavg()}")
     return 0
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from glyphfold.checks import check_int
 from glyphfold.errors import InputError
 from glyphfold.fonts.resolve import install_hint, pip_hint
 from glyphfold.render import backend
@@ -93,6 +94,8 @@ class TextPlan:
     page_tokens: tuple[int, ...]
     page_sizes: tuple[tuple[int, int], ...]
     max_png_bytes: int
+    # False when ``max_pages`` stopped the plan: the text has more pages than listed
+    complete: bool = True
 
     @property
     def image_tokens(self) -> int:
@@ -115,8 +118,13 @@ def plan_text(
     margin: int | None = None,
     collapse: bool = False,
     ink: InkSpans = (),
+    max_pages: int | None = None,
 ) -> TextPlan:
     """Plan the pages of ``text`` as :func:`render_text` with the same options would.
+
+    ``max_pages``: plan no further than that many pages (``complete`` says whether the
+    text has more): a caller that only needs to know a text overflows a page limit
+    lays out the limit, not the text.
 
     Laying out is a fraction of rendering: callers that try many candidate texts
     (the snapshot rung) plan them and render once. ``ink`` only matters for the
@@ -140,6 +148,8 @@ def plan_text(
     if not isinstance(text, str):
         msg = f"text must be str, got {type(text).__name__}"
         raise InputError(msg)
+    if max_pages is not None:
+        check_int("max_pages (or None)", max_pages, minimum=1, error=InputError)
     o = dataclasses.replace(o, bits=_ink_bits(o.ink, len(text), o.bits)[1])
     setup = resolve_setup(o)
     starts: list[int] = []
@@ -147,7 +157,11 @@ def plan_text(
     sizes: list[tuple[int, int]] = []
     # laying out costs about an eighth of rendering: it counts so towards the kernels' budget
     kernels = backend.use_kernels(len(text) // 8)
+    complete = True
     for pl in Layout(text, setup.config, kernels=kernels).pages():
+        if max_pages is not None and len(starts) >= max_pages:
+            complete = False
+            break
         w, h = page_size(setup, pl.n_rows)
         starts.append(pl.span[0])
         tokens.append(setup.profile.cost(w, h))
@@ -155,7 +169,7 @@ def plan_text(
     full_w, full_h = page_size(setup, setup.config.rows)
     # uncompressed size bounds the PNG (deflate never loses much on glyph pages)
     nbytes = full_h * (1 + row_bytes(full_w, setup.bits)) + 1024
-    return TextPlan(tuple(starts), tuple(tokens), tuple(sizes), nbytes)
+    return TextPlan(tuple(starts), tuple(tokens), tuple(sizes), nbytes, complete)
 
 
 def _ink_bits(

@@ -292,3 +292,23 @@ def test_plan_prices_pages_exactly_as_rendered(name, reflow):
     assert plan.page_tokens == tuple(p.image_tokens for p in res.pages)
     assert plan.image_tokens == res.image_tokens
     assert max(len(p.png) for p in res.pages) <= plan.max_png_bytes
+    assert plan.complete
+
+
+def test_plan_stops_at_max_pages():
+    """``max_pages`` plans the first pages only, exactly as the whole plan has them, and
+    says the text goes on (the snapshot planner lays out no further than its page cap;
+    issue 22); a text that fits is complete. Bad values are named."""
+    from glyphfold.render.api import plan_text
+
+    text = "\n".join(f"line {i}: " + "lorem ipsum " * (i % 13) for i in range(3000))
+    whole = plan_text(text, reflow=True)
+    assert len(whole.page_tokens) > 3
+    head = plan_text(text, reflow=True, max_pages=3)
+    assert head.page_starts == whole.page_starts[:3]
+    assert head.page_tokens == whole.page_tokens[:3]
+    assert not head.complete
+    exact = plan_text(text, reflow=True, max_pages=len(whole.page_tokens))
+    assert exact == whole
+    with pytest.raises(InputError, match="max_pages"):
+        plan_text(text, max_pages=0)

@@ -152,11 +152,18 @@ def _shell_action(
 def action_of(name: str | None, arguments: Any) -> Action:
     """What a call of tool ``name`` with ``arguments`` reads and writes."""
     args = _canonical(arguments)
+    tool = (name or "").lower()
+    if isinstance(args, dict) and tool in _SHELL_TOOLS:
+        command = args.get("command") or args.get("cmd")
+        if isinstance(command, str):  # the shell tools are none of the file tools below
+            # whitespace does not change a command (and the key needs no JSON of the args)
+            line = " ".join(command.split())
+            reads, whole, writes, edits = _shell_action(line)
+            return Action(f"{name}\x00{line}", reads=reads, whole=whole, writes=writes, edits=edits)
     try:
         key = f"{name}\x00{json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)}"
     except (TypeError, ValueError):
         key = f"{name}\x00{args!r}"
-    tool = (name or "").lower()
     if not isinstance(args, dict):
         return Action(key)
     path = _path_arg(args)
@@ -176,11 +183,6 @@ def action_of(name: str | None, arguments: Any) -> Action:
         return Action(key, writes=(path,))
     if tool in _EDIT_TOOLS and path:
         return Action(key, edits=(path,))
-    command = args.get("command") or args.get("cmd")
-    if tool in _SHELL_TOOLS and isinstance(command, str):
-        reads, whole, writes, edits = _shell_action(" ".join(command.split()))
-        key = f"{name}\x00{' '.join(command.split())}"  # whitespace does not change a command
-        return Action(key, reads=reads, whole=whole, writes=writes, edits=edits)
     return Action(key)
 
 
@@ -192,9 +194,21 @@ _TEST_RUN = re.compile(
 )
 
 
+# every match of _TEST_RUN holds one of these literals or _TEST_DIGIT's match: a window
+# without any is not searched (the alternation tries each branch at every position)
+_TEST_LITERALS = ("= ", "Ran ", "OK", "FAIL", "Test", "test result: ", "PASS")
+_TEST_DIGIT = re.compile(r"\d (?:passed|failed|error)")
+
+
+def _may_be_test_run(window: str) -> bool:
+    return any(lit in window for lit in _TEST_LITERALS) or _TEST_DIGIT.search(window) is not None
+
+
 def is_test_run(text: str) -> bool:
     """True when ``text`` is the output of a test runner (pytest, unittest, cargo, jest)."""
-    return bool(_TEST_RUN.search(text[:4000]) or _TEST_RUN.search(text[-4000:]))
+    return any(
+        _may_be_test_run(w) and _TEST_RUN.search(w) is not None for w in (text[:4000], text[-4000:])
+    )
 
 
 _PROGRESS_LINE = re.compile(
@@ -227,11 +241,16 @@ def text_reason(text: str) -> str | None:
     if len(body) <= _CONFIRMATION_CHARS and "\n" not in body and _CONFIRMATION.match(body):
         return "confirmation"
     lines = [ln for ln in re.split(r"[\r\n]+", body) if ln.strip()]
-    if len(lines) >= 3:
-        noisy = sum(1 for ln in lines if _PROGRESS_LINE.match(ln))
-        if noisy * 10 >= len(lines) * 8:  # four lines in five are progress
-            return "progress"
-    return None
+    n = len(lines)
+    if n < 3:
+        return None
+    misses = 0  # four lines in five are progress: at most one in five is not
+    for ln in lines:
+        if not _PROGRESS_LINE.match(ln):
+            misses += 1
+            if misses * 5 > n:
+                return None  # settled: the rest cannot make it progress
+    return "progress"
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ pages); the ledger entry says which (``frozen_blocks``, ``new_blocks``,
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -137,6 +138,17 @@ class SnapshotConfig:
                 raise ValueError(msg)
             for name in self.shapes:
                 get_shape(name)  # an unknown name raises, naming the valid ones
+
+
+@dataclass
+class _Memo:
+    """What the choices of one rung call share: layouts of texts by shape, factsheet
+    prices by text (the same run text recurs across tails and user-message choices)."""
+
+    plans: dict[tuple[str | None, int], dict[str, Any]] = dataclasses.field(default_factory=dict)
+    # per factsheet caps (max_chars, max_items): text -> its factsheet price / its facts
+    overheads: dict[tuple[int, int], dict[str, int]] = dataclasses.field(default_factory=dict)
+    facts: dict[tuple[int, int], dict[str, list[Any]]] = dataclasses.field(default_factory=dict)
 
 
 def _default_renderer() -> Renderer:
@@ -258,10 +270,12 @@ class Snapshot:
         room: int = (profile.max_request_bytes - other) // page_b64
         return max(0, min(cap, room))
 
-    def _planner_plan(self, text: str, profile: Any, shape: str | None = None) -> Any:
+    def _planner_plan(
+        self, text: str, profile: Any, shape: str | None = None, limit: int | None = None
+    ) -> Any:
         from glyphfold.render.api import plan_text
 
-        return plan_text(text, profile=profile, **self._options(text, shape))
+        return plan_text(text, profile=profile, max_pages=limit, **self._options(text, shape))
 
     def _factsheet(self, room: int) -> FactsheetConfig:
         """The factsheet caps when the middle has ``room`` tokens (``factsheet_share``)."""
@@ -269,13 +283,38 @@ class Snapshot:
         chars = max(0, int(room * 4 * self.config.factsheet_share))
         return cfg if chars >= cfg.max_chars else dataclasses.replace(cfg, max_chars=chars)
 
-    def _overhead(self, cfg: FactsheetConfig) -> Callable[[str], int]:
+    def _overhead(self, cfg: FactsheetConfig, memo: _Memo | None = None) -> Callable[[str], int]:
+        memo = _Memo() if memo is None else memo
+        # the caps depend on the choice's room: prices and facts are kept per caps
+        key = (cfg.max_chars, cfg.max_items)
+        overheads = memo.overheads.setdefault(key, {})
+        known = memo.facts.setdefault(key, {})
+
         def overhead(text: str) -> int:
-            facts = format_factsheet(extract_facts(text, config=cfg))
-            guide = guide_text(999, len(text), 99, facts=bool(facts), focus=self.focus)
-            return 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
+            hit = overheads.get(text)
+            if hit is None:
+                found = known[text] = extract_facts(text, config=cfg)  # build reuses them
+                facts = format_factsheet(found)
+                guide = guide_text(999, len(text), 99, facts=bool(facts), focus=self.focus)
+                hit = overheads[text] = 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
+            return hit
 
         return overhead
+
+    def _plan_fn(
+        self, profile: Any, shape: str | None, memo: _Memo, limit: int
+    ) -> Callable[[str], Any]:
+        """Text -> its TextPlan in ``shape``, each text laid out once per rung call, up
+        to ``limit`` pages (a text with more cannot be imaged whole: its plan says so)."""
+        plans = memo.plans.setdefault((shape, limit), {})
+
+        def plan(text: str) -> Any:
+            hit = plans.get(text)
+            if hit is None:
+                hit = plans[text] = self._planner_plan(text, profile, shape, limit)
+            return hit
+
+        return plan
 
     def _setup(
         self,
@@ -285,10 +324,13 @@ class Snapshot:
         shape: str | None = None,
         users_as_text: str = "none",
         pieces: dict[tuple[int, int], str] | None = None,
+        memo: _Memo | None = None,
     ) -> tuple[Planner, BuildInput] | None:
         """The planner and build input for one choice of tail, shape and user messages
         (None: nothing to image). ``pieces``: the transcript piece cache the choices of
-        one call share (a message's transcript does not depend on the choice)."""
+        one call share (a message's transcript does not depend on the choice); ``memo``:
+        the layouts and factsheet prices they share (the same run text recurs)."""
+        memo = memo or _Memo()
         costs = ctx.message_costs(history)
         units, source = self._units(history, reg, ctx, costs, users_as_text, pieces)
         if not source.messages:
@@ -297,14 +339,16 @@ class Snapshot:
         fixed = system_tokens(history, ctx) + sum(costs[: reg.head_end])
         fixed += sum(costs[reg.tail_start :])
         sheet = self._factsheet(ctx.target_tokens - fixed)
+        page_cap = self._page_cap(history, reg, units, profile)
         planner = Planner(
             units,
             source,
             fixed_tokens=fixed,
             target=ctx.target_tokens,
-            page_cap=self._page_cap(history, reg, units, profile),
-            plan=lambda t: self._planner_plan(t, profile, shape),
-            overhead=self._overhead(sheet),
+            page_cap=page_cap,
+            # a plan of more pages than the cap cannot fit: laid out no further than that
+            plan=self._plan_fn(profile, shape, memo, page_cap + 1),
+            overhead=self._overhead(sheet, memo),
             start_late=self.config.start_late,
         )
         inp = BuildInput(
@@ -317,25 +361,32 @@ class Snapshot:
             render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
             factsheet=sheet,
             focus=self.focus,
+            facts=memo.facts.get((sheet.max_chars, sheet.max_items), {}),
         )
         return planner, inp
 
     @staticmethod
-    def _tails(history: History, reg: Regions) -> list[Regions]:
+    def _tails(history: History, reg: Regions) -> list[Callable[[], Regions]]:
         """The run's tail, then ever shorter ones down to the newest step alone.
 
         The tail is a preference: a page, message or step is never dropped while
-        imaging an older tail step would make room for it (SPEC §5.6).
+        imaging an older tail step would make room for it (SPEC §5.6). Each is split
+        when first asked for (a split is a pass over the history; the search often
+        needs one or two of them).
         """
         n_steps = len(reg.tail_steps)
-        out = [reg]
+        out: list[Callable[[], Regions]] = [lambda: reg]
         while n_steps > 1:
             n_steps //= 2
-            start = reg.tail_steps[-n_steps].start
-            out.append(split_regions(history, tail_messages=len(history.messages) - start))
+            tail = len(history.messages) - reg.tail_steps[-n_steps].start
+            out.append(
+                functools.cache(functools.partial(split_regions, history, tail_messages=tail))
+            )
         return out
 
-    def _choices(self, history: History, ctx: RungContext) -> list[tuple[Regions, str | None, str]]:
+    def _choices(
+        self, history: History, ctx: RungContext
+    ) -> list[tuple[Callable[[], Regions], str | None, str]]:
         """(tail, shape, user messages as text) in the order they are tried losslessly.
 
         The real user messages of the middle are the task's own words: all of them stay
@@ -364,11 +415,12 @@ class Snapshot:
         # none can, and the words are cut there at once (no plan of the others is made)
         reg, shape, users = choices[-1]
         pieces: dict[tuple[int, int], str] = {}  # each message's transcript, built once
-        widest = self._setup(history, reg, ctx, shape, users, pieces)
+        memo = _Memo()  # each run text laid out (per shape) and priced once
+        widest = self._setup(history, reg(), ctx, shape, users, pieces, memo)
         hopeless = widest is not None and len(choices) > 1 and widest[0].lossless() is None
         for k, (reg, shape, users) in enumerate([] if hopeless else choices):
             last = k == len(choices) - 1
-            setup = widest if last else self._setup(history, reg, ctx, shape, users, pieces)
+            setup = widest if last else self._setup(history, reg(), ctx, shape, users, pieces, memo)
             if setup is None:
                 continue
             found = self._fit(*setup, ctx, lossy=False)
@@ -383,7 +435,7 @@ class Snapshot:
     def _merge_reason(self, history: History, ctx: RungContext) -> str:
         """Why the frozen blocks could not stay: the image limit, or the target."""
         reg, shape, users = self._choices(history, ctx)[-1]
-        setup = self._setup(history, reg, ctx, shape, users)
+        setup = self._setup(history, reg(), ctx, shape, users)
         if setup is not None:
             planner = setup[0]
             if planner.page_cap < planner.lossless_tokens(len(planner.units))[1]:

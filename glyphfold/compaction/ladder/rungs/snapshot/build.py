@@ -114,13 +114,17 @@ class BuildInput:
     render: Callable[[str], Any]
     factsheet: FactsheetConfig
     focus: str | None = None  # written in the reading guide
+    # facts already extracted (the planner priced the factsheet of the same texts)
+    facts: dict[str, list[Any]] = field(default_factory=dict, compare=False)
+    # message index -> (chars, id, is a snapshot) for its ledger row: fit rounds build again
+    rows: dict[int, tuple[int, str | None, bool]] = field(default_factory=dict, compare=False)
 
 
 def build(inp: BuildInput, plan: Plan) -> Built:
     """Render the plan's runs and splice them into the history."""
     msgs = inp.history.messages
     pool = _facts_pool()
-    jobs = [pool.submit(run_facts, rt.text, rt.source, config=inp.factsheet) for rt in plan.runs]
+    jobs = [_facts_job(pool, inp, rt) for rt in plan.runs]
     results = [None if rt.all_dropped else inp.render(rt.text) for rt in plan.runs]
     out: list[Message] = list(msgs[: inp.regions.head_end])
     built = Built(inp.history)
@@ -146,6 +150,21 @@ def build(inp: BuildInput, plan: Plan) -> Built:
     out.extend(msgs[inp.regions.tail_start :])
     built.history = inp.history.replace_messages(out)
     return built
+
+
+def _facts_job(
+    pool: concurrent.futures.ThreadPoolExecutor, inp: BuildInput, rt: RunText
+) -> concurrent.futures.Future[list[Any]]:
+    """The facts of a run: known (the planner extracted them to price the factsheet of
+    the same text, every word on its pages), or found on the worker thread while the
+    pages are drawn (the identifiers of cut words first: :func:`run_facts`)."""
+    whole = not rt.source or rt.source == rt.text
+    known = inp.facts.get(rt.text) if whole else None
+    if known is None:
+        return pool.submit(run_facts, rt.text, rt.source, config=inp.factsheet)
+    done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
+    done.set_result(known)
+    return done
 
 
 def _first_tail(inp: BuildInput) -> Message | None:
@@ -236,9 +255,16 @@ def _ledger_rows(
         u = inp.units[k]
         dropped = k in plan.treatment.dropped
         s, e = rt.spans.get(k, (0, 0))
-        on = [first_page + j + 1 for j, (ps, pe) in enumerate(spans) if ps < e and s < pe]
+        on = (
+            []
+            if dropped
+            else [first_page + j + 1 for j, (ps, pe) in enumerate(spans) if ps < e and s < pe]
+        )
         for pos, i in zip(u.positions, range(u.start, u.end), strict=True):
             m = msgs[i]
+            known = inp.rows.get(i)
+            if known is None:
+                known = inp.rows[i] = (_msg_chars(m), _msg_id(m), is_snapshot(m))
             if dropped:
                 where = "dropped to fit the page budget"
             elif not on:
@@ -247,15 +273,15 @@ def _ledger_rows(
                 where = f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}-{on[-1]}"
             note = _treatment_note(inp, plan, k, pos)
             detail = f"{where}; transcript chars {s}-{e}" + (f"; {note}" if note else "")
-            if is_snapshot(m):
+            if known[2]:
                 detail += "; earlier snapshot re-rendered from its source"
             built.removed.append(
                 Removed(
                     i,
                     "dropped" if dropped else "snapshot",
-                    _msg_chars(m),
+                    known[0],
                     inp.costs[i],
-                    id=_msg_id(m),
+                    id=known[1],
                     role=m.role,
                     detail=detail,
                 )

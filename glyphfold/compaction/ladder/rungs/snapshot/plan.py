@@ -21,15 +21,21 @@ are imaged, in runs between kept units, one snapshot per run.
 
 Prices come from :func:`glyphfold.render.api.plan_text` (the renderer's own page
 geometry), the per-message estimates of the ladder, and a factsheet bound per run.
+Each run's level-0 text is laid out once (up to the page cap + 1); the shortening
+candidates are estimated by sums (:mod:`.price`) and only the boundary between what
+fits and what does not is laid out, so the search makes a few small layouts per call
+whatever the history size, and chooses what an exact binary search would (issue 22).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from glyphfold.compaction.ladder.rungs.snapshot.price import MovePrices, gallop, lower_bound
 from glyphfold.compaction.ladder.rungs.snapshot.source import (
     LEVELS,
     Source,
@@ -137,6 +143,12 @@ class Planner:
         # unit texts by (unit, level of each of its messages; () for all at 0)
         self._unit_texts: dict[tuple[int, tuple[int, ...]], str] = {}
         self._overheads: dict[tuple[int, ...], int] = {}
+        # the lossy search: exact prices by (c, moves applied, cut), estimates by c
+        self._exact: dict[tuple[int, int, tuple[int, int] | None], tuple[int, int]] = {}
+        self._estimates: dict[int, MovePrices] = {}
+        self._moves: dict[int, list[tuple[str, int, int]]] = {}
+        self._level0: list[int] | None = None
+        self._all_levels: dict[int, tuple[int, dict[int, int]]] = {}  # c -> moves, levels
         self.full_runs = self.runs_of(len(self.units))
         self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
 
@@ -160,44 +172,90 @@ class Planner:
     def _unit_text(self, k: int, treat: Treatment) -> str:
         positions = self.units[k].positions
         levels = tuple(treat.levels.get(p, 0) for p in positions) if treat.levels else ()
-        text = self._unit_texts.get((k, levels))
-        if text is None:
-            at = levels or (0,) * len(positions)
-            text = join([self.source.piece(p, lv) for p, lv in zip(positions, at, strict=True)])[0]
-            self._unit_texts[(k, levels)] = text
+        if not any(levels):  # level 0: joined when asked (no copy of every unit is kept)
+            text = join(self._pieces0(k))[0]
+        else:
+            text = self._unit_texts.get((k, levels), "")
+            if not text:
+                pieces = [self.source.piece(p, lv) for p, lv in zip(positions, levels, strict=True)]
+                text = self._unit_texts[(k, levels)] = join(pieces)[0]
         if treat.cut is not None and treat.cut[0] == k and text:
             cut = min(treat.cut[1], len(text))
             text = cut_marker(cut) + text[cut:]
         return text
 
-    def run_text(self, run: tuple[int, ...], treat: Treatment) -> RunText:
-        """The text of ``run`` under ``treat``; dropped units leave one marker line per gap."""
+    def _pieces0(self, k: int) -> list[str]:
+        """The non-empty level-0 pieces of unit ``k`` (shared with the Source's cache)."""
+        return [t for t in (self.source.piece(p) for p in self.units[k].positions) if t]
+
+    def _lens0(self) -> list[int]:
+        """Each unit's text length with nothing shortened (0: a unit without text)."""
+        if self._level0 is None:
+            out = []
+            for u in self.units:
+                ps = self._pieces0(u.index)
+                out.append(sum(map(len, ps)) + len(ps) - 1 if ps else 0)
+            self._level0 = out
+        return self._level0
+
+    def _touched(self, k: int, treat: Treatment) -> bool:
+        """True when ``treat`` changes unit ``k``'s text (a level or the cut)."""
+        if treat.cut is not None and treat.cut[0] == k:
+            return True
+        levels = treat.levels
+        return bool(levels) and any(levels.get(p, 0) for p in self.units[k].positions)
+
+    def run_text(self, run: tuple[int, ...], treat: Treatment, *, source: bool = True) -> RunText:
+        """The text of ``run`` under ``treat``; dropped units leave one marker line per gap.
+
+        Units the treatment leaves alone go in as their messages' pieces (joined once,
+        into the run's text: no per-unit copy). ``source=False``: without the run's full
+        text (a candidate that is only priced; the source is as long as the middle)."""
         pieces: list[str] = []
         keys: list[int | None] = []
-        full: list[str] = []
+        lens0 = self._lens0()
+        dropped = treat.dropped
+        lossless = treat.lossless
+        units = self.units
         gap_msgs = gap_chars = 0
         for k in run:
-            whole = self._unit_text(k, _NONE)
-            if not self.units[k].positions or not whole:
+            n0 = lens0[k]
+            if not n0:
                 continue  # a bridge or an acknowledgement: no text, nothing on the pages
-            full.append(whole)
-            if k in treat.dropped:
-                gap_msgs += len(self.units[k].positions)
-                gap_chars += len(whole)
+            if k in dropped:
+                gap_msgs += len(units[k].positions)
+                gap_chars += n0
                 continue
             if gap_msgs:
                 pieces.append(dropped_marker(gap_msgs, gap_chars))
                 keys.append(None)
                 gap_msgs = gap_chars = 0
-            pieces.append(self._unit_text(k, treat) if not treat.lossless else whole)
-            keys.append(k)
+            if lossless or not self._touched(k, treat):
+                ps = self._pieces0(k)
+                pieces.extend(ps)
+                keys.extend([k] * len(ps))
+            else:
+                pieces.append(self._unit_text(k, treat))
+                keys.append(k)
         if gap_msgs:
             pieces.append(dropped_marker(gap_msgs, gap_chars))
             keys.append(None)
         text, spans = join(pieces)
-        by_unit = {k: s for k, s in zip(keys, spans, strict=True) if k is not None}
-        source = text if treat.lossless else join(full)[0]
-        return RunText(run, text, by_unit, all(k in treat.dropped for k in run), source)
+        by_unit: dict[int, tuple[int, int]] = {}
+        for key, (a, b) in zip(keys, spans, strict=True):
+            if key is not None:
+                first = by_unit.get(key)
+                by_unit[key] = (a if first is None else first[0], b)
+        words = text
+        if not lossless and not source:
+            words = ""
+        elif not lossless:  # every treatment of the run retains the same words
+            full = self._full_plans.get(run)  # the lossless text: the same words, joined
+            if full is not None:
+                words = full[0].text
+            else:
+                words = join([p for k in run if lens0[k] for p in self._pieces0(k)])[0]
+        return RunText(run, text, by_unit, all(k in dropped for k in run), words)
 
     # ------------------------------------------------------------------ prices
 
@@ -215,7 +273,8 @@ class Planner:
         if rt.all_dropped or not rt.text:
             return 0, 0
         p = self._plan(rt.text)
-        return sum(p.page_tokens), len(p.page_tokens)
+        # a plan stopped at the page limit: more pages than any plan may have
+        return sum(p.page_tokens), len(p.page_tokens) + (0 if p.complete else 1)
 
     def _prefix_pages(self, run: tuple[int, ...], upto: int) -> tuple[int, int]:
         """Pages of the first ``upto`` units of ``run`` at level 0, from the full run's plan."""
@@ -229,8 +288,24 @@ class Planner:
         k = sum(1 for s in starts if s < end)
         if k == 0:
             return 0, 0
+        if k == len(starts) and not plan.complete:  # past the page limit: too many pages
+            return sum(plan.page_tokens), k + 1
         last = self._plan(rt.text[starts[k - 1] : end])
         return sum(plan.page_tokens[: k - 1]) + sum(last.page_tokens[:1]), k
+
+    def lossless_pages(self, c: int) -> int:
+        """Pages when units [0, c) are imaged at level 0 (as :meth:`lossless_tokens`
+        counts them: a run's prefix ends on the page its last unit ends on)."""
+        pages = 0
+        for run in self.runs_of(c):
+            whole = self._run_of[run[0]]
+            rt, plan = self._full(whole)
+            ends = [rt.spans[k][1] for k in run if k in rt.spans]
+            if ends:
+                k = sum(1 for s in plan.page_starts if s < ends[-1])
+                past = k == len(plan.page_starts) and not plan.complete
+                pages += k + 1 if past else k
+        return pages
 
     def lossless_tokens(self, c: int) -> tuple[int, int]:
         """(estimated tokens, pages) when units [0, c) are imaged at level 0."""
@@ -252,6 +327,12 @@ class Planner:
         if not spans:
             return 0, 0
         a, b = spans[0][0], spans[-1][1]
+        if not plan.complete:  # the plan stopped at the page limit
+            if b > plan.page_starts[-1]:
+                return sum(plan.page_tokens), len(plan.page_tokens) + 1
+            plan = dataclasses.replace(
+                plan, page_starts=plan.page_starts[:-1], page_tokens=plan.page_tokens[:-1]
+            )
         starts = (*plan.page_starts, len(rt.text))
         share = tokens = 0.0
         for p, tok in enumerate(plan.page_tokens):
@@ -302,13 +383,16 @@ class Planner:
             lo //= 2  # the estimate was optimistic: halve the shift until it fits
         return 0, self.lossless_tokens(c)[0]
 
-    def treated_tokens(self, treat: Treatment, c: int) -> tuple[int, int, list[RunText]]:
-        """(estimated tokens, pages, run texts) when units [0, c) are imaged under ``treat``."""
+    def treated_tokens(
+        self, treat: Treatment, c: int, *, sources: bool = True
+    ) -> tuple[int, int, list[RunText]]:
+        """(estimated tokens, pages, run texts) when units [0, c) are imaged under ``treat``
+        (``sources=False``: a price only, the texts without their source)."""
         tokens = self.fixed + self._after[c] + self._kept_before[c]
         pages = 0
         texts = []
         for run in self.runs_of(c):
-            rt = self.run_text(run, treat)
+            rt = self.run_text(run, treat, source=sources)
             t, n = self._pages(rt)
             whole = self._run_of[run[0]]
             self._full(whole)
@@ -322,17 +406,20 @@ class Planner:
     def _fits(self, tokens: int, pages: int) -> bool:
         return tokens <= self.target and pages <= self.page_cap
 
+    def _fits_slack(self, tokens: int, pages: int, slack: int) -> bool:
+        return self._fits(tokens - slack, pages)
+
     # ------------------------------------------------------------------ search
 
     def _widest(self) -> int:
         """The widest imaged prefix whose level-0 pages stay within the page cap."""
         m = len(self.units)
-        if self.lossless_tokens(m)[1] <= self.page_cap:
+        if self.lossless_pages(m) <= self.page_cap:
             return m
         lo, hi = 0, m  # pages grow with the prefix: invariant pages(lo) <= cap < pages(hi)
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.lossless_tokens(mid)[1] <= self.page_cap:
+            if self.lossless_pages(mid) <= self.page_cap:
                 lo = mid
             else:
                 hi = mid
@@ -357,7 +444,8 @@ class Planner:
     def moves(self, c: int) -> list[tuple[str, int, int]]:
         """The shortening moves of [0, c), in the order pages lose things (SPEC §5.6, §5.9)."""
         # a unit without text (a bridge, an acknowledgement) has nothing to lose
-        units = [u for u in self.units[:c] if not u.kept and self._unit_text(u.index, Treatment())]
+        lens0 = self._lens0()
+        units = [u for u in self.units[:c] if not u.kept and lens0[u.index]]
         tool = [p for u in units for p in u.positions if self.source.tool_output[p]]
         out: list[tuple[str, int, int]] = []
         for level in range(1, LEVELS + 2):  # LEVELS + 1: elided
@@ -369,13 +457,21 @@ class Planner:
     @staticmethod
     def apply(moves: Sequence[tuple[str, int, int]], j: int) -> Treatment:
         """The treatment after the first ``j`` moves."""
-        t = Treatment()
-        for kind, a, b in moves[:j]:
-            if kind == "level":
-                t.levels[a] = b
-            else:
-                t.dropped.add(a)
-        return t
+        head = moves[:j]
+        levels = {a: b for kind, a, b in head if kind == "level"}  # the last level wins
+        return Treatment(levels, {a for kind, a, _ in head if kind == "drop"})
+
+    def _apply_at(self, c: int, moves: Sequence[tuple[str, int, int]], j: int) -> Treatment:
+        """:meth:`apply` for the moves of ``[0, c)``: past the level moves, every tool
+        output is at its last level (copied, not replayed)."""
+        hit = self._all_levels.get(c)
+        if hit is None:
+            n = sum(1 for m in moves if m[0] == "level")
+            hit = self._all_levels[c] = (n, self.apply(moves, n).levels)
+        n, levels = hit
+        if j < n:
+            return self.apply(moves, j)
+        return Treatment(dict(levels), {a for _, a, _ in moves[n:j]})
 
     def lossy(self, slack: int = 0) -> Plan | None:
         """Shorten the imaged text until it fits, losing the least (``slack``: extra room).
@@ -393,51 +489,71 @@ class Planner:
                 best = plan
         return best
 
-    def _lossy_at(self, c: int, slack: int) -> Plan | None:
-        moves = self.moves(c)
+    def _exact_at(
+        self, c: int, moves: Sequence[tuple[str, int, int]], j: int, cut: tuple[int, int] | None
+    ) -> tuple[int, int]:
+        """(tokens, pages) after the first ``j`` moves (and ``cut``), laid out; memoised
+        (the fit rounds search again with another target), without the texts."""
+        key = (c, j, cut)
+        hit = self._exact.get(key)
+        if hit is None:
+            treat = self._apply_at(c, moves, j)
+            treat.cut = cut
+            tokens, pages, _ = self.treated_tokens(treat, c, sources=False)
+            hit = self._exact[key] = (tokens, pages)
+        return hit
 
-        def fits(t: Treatment) -> bool:
-            tokens, pages, _ = self.treated_tokens(t, c)
+    def _estimate(self, c: int, moves: Sequence[tuple[str, int, int]]) -> MovePrices:
+        est = self._estimates.get(c)
+        if est is None:
+            est = self._estimates[c] = MovePrices(self, c, moves)
+        return est
+
+    def _lossy_at(self, c: int, slack: int) -> Plan | None:
+        moves = self._moves.get(c)
+        if moves is None:
+            moves = self._moves[c] = self.moves(c)
+
+        def fits(j: int, cut: tuple[int, int] | None = None) -> bool:
+            return self._fits_slack(*self._exact_at(c, moves, j, cut), slack)
+
+        if not moves or not fits(len(moves)):
+            return None
+        # the estimate by sums says where the boundary lies; exact prices confirm it
+        est = self._estimate(c, moves)
+
+        def likely(j: int) -> bool:
+            tokens, pages = est.price(j)
             return self._fits(tokens - slack, pages)
 
-        if not moves or not fits(self.apply(moves, len(moves))):
-            return None
-        lo, hi = 0, len(moves)  # invariant: hi moves fit
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if fits(self.apply(moves, mid)):
-                hi = mid
-            else:
-                lo = mid + 1
-        treat = self.apply(moves, hi)
+        hi = gallop(fits, lower_bound(0, len(moves), likely), 0, len(moves))
+        cut = None
         if hi and moves[hi - 1][0] == "drop":  # cut the last unit from its start instead
-            treat = self._refine_cut(moves, hi, moves[hi - 1][1], fits) or treat
+            cut = self._refine_cut(c, moves, hi, moves[hi - 1][1], slack)
+        j = hi - 1 if cut is not None else hi
+        treat = self._apply_at(c, moves, j)
+        treat.cut = cut
         tokens, _, texts = self.treated_tokens(treat, c)
-        whole = sum(len(self._unit_text(k, Treatment())) for rt in texts for k in rt.units)
+        lens0 = self._lens0()
+        whole = sum(lens0[k] for rt in texts for k in rt.units)
         loss = max(0, whole - sum(len(rt.text) for rt in texts))
         return Plan(c, tuple(texts), treat, tokens - slack, loss)
 
     def _refine_cut(
-        self,
-        moves: Sequence[tuple[str, int, int]],
-        j: int,
-        k: int,
-        fits: Callable[[Treatment], bool],
-    ) -> Treatment | None:
-        base = self.apply(moves, j - 1)
-        n = len(self._unit_text(k, base))
-        lo, hi = 1, n  # cutting everything is at least as short as dropping, up to the marker
+        self, c: int, moves: Sequence[tuple[str, int, int]], j: int, k: int, slack: int
+    ) -> tuple[int, int] | None:
+        """The fewest chars cut from the start of unit ``k`` (instead of dropping it, the
+        ``j``-th move) that fit; None when no cut does."""
+        n = len(self._unit_text(k, self._apply_at(c, moves, j - 1)))
         if n == 0:
             return None
-        base.cut = (k, hi)
-        if not fits(base):
+
+        def fits(x: int) -> bool:
+            return self._fits_slack(*self._exact_at(c, moves, j - 1, (k, x)), slack)
+
+        if not fits(n):  # cutting everything is at least as short as dropping, up to the marker
             return None
-        while lo < hi:
-            mid = (lo + hi) // 2
-            base.cut = (k, mid)
-            if fits(base):
-                hi = mid
-            else:
-                lo = mid + 1
-        base.cut = (k, hi)
-        return base
+        # a plain binary search, as the exact search did: the price of a cut steps with
+        # whole rows of the last page, so an estimate of where it crosses is no closer than
+        # the width of one step; log2 of one step's chars is as few probes as any
+        return (k, lower_bound(1, n, fits))

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from glyphfold.compaction.history.markers import SNAPSHOT, glyphfold_meta, marker_kind
 from glyphfold.compaction.history.model import Message, ToolCall, ToolResult
+from glyphfold.compaction.ladder.rungs.common import result_text
 from glyphfold.compaction.ladder.rungs.transcribe import piece
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 
@@ -95,6 +96,7 @@ class Source:
         # the caller's history, alive as long as the dict
         self._cache: dict[tuple[int, int], str] = {} if shared is None else shared
         self.tool_output = [has_tool_output(m) for m in self.messages]
+        self._sizes: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     def piece(self, pos: int, level: int = 0) -> str:
         """Piece of message ``pos`` at ``level`` (LEVELS + 1: elided)."""
@@ -108,3 +110,23 @@ class Source:
             text = piece(self.messages[pos], self.names, cfg, elided=elided)
             self._cache[key] = text
         return text
+
+    def sizes(self, pos: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(lengths of the tool results, lengths of the call arguments) of message ``pos``:
+        what the level caps cut, for pricing a level without building its piece."""
+        hit = self._sizes.get(pos)
+        if hit is None:
+            results: list[int] = []
+            args: list[int] = []
+            for b in self.messages[pos].blocks:
+                if isinstance(b, ToolResult):
+                    results.append(len(result_text(b)))
+                elif isinstance(b, ToolCall):
+                    a = b.arguments
+                    if isinstance(a, dict):
+                        args.extend(len(v) if isinstance(v, str) else 16 for v in a.values())
+                    else:
+                        args.append(len(a) if isinstance(a, str) else 16)
+            hit = (tuple(results), tuple(args))
+            self._sizes[pos] = hit
+        return hit

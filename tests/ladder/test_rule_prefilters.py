@@ -1,0 +1,127 @@
+"""The elision rules' fast paths give the answers of the plain regexes (SPEC §5.8, issue 22).
+
+``error_text`` and ``is_test_run`` skip a window that holds none of the literals every
+match needs, and ``text_reason`` stops counting progress lines once the verdict is
+settled: on random texts built from the patterns' own fragments (and near misses,
+other cases, non-ASCII look-alikes), the answers equal the plain searches'.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from glyphfold.compaction.ladder.rungs.elide import ElideConfig
+from glyphfold.compaction.ladder.rungs.notable import error_text
+from glyphfold.compaction.ladder.rungs.superseded import (
+    _PROGRESS_LINE,
+    _TEST_RUN,
+    is_test_run,
+    text_reason,
+)
+
+FRAGMENTS = [
+    "Traceback (most recent call last)",
+    "traceback",
+    "exit code 1",
+    "EXIT STATUS: 2",
+    "Exited with code -1",
+    "exıt code 1",  # dotless i: matches (?i)exit
+    "returncode=3",
+    "Return Code: 0",
+    "FAILED",
+    "FAILED (failures=1)",
+    "ERROR",
+    "3 failed",
+    "failed",
+    "AssertionError",
+    "ValueError: bad",
+    "Exception: x",
+    "error: linker",
+    "error[E0425]: x",
+    "thread 'main' panicked at",
+    "npm ERR! code 1",
+    "Segmentation fault",
+    "bash: foo: command not found",
+    "No such file or directory",
+    "Permission denied",
+    "===== test session starts =====",
+    "== FAILURES ==",
+    "5 passed",
+    "2 errors",
+    "1 error",
+    "Ran 3 tests in 0.1s",
+    "OK",
+    "OK (skipped=1)",
+    "Tests: 4",
+    "test result: ok",
+    "PASS src/a.test.js",
+    "FAIL ",
+    "Collecting numpy",
+    "Downloading x.whl",
+    " 45%|####      |",
+    "plain words here",
+    "the value of the data",
+    "K",
+    "ſ",
+    "é",
+    "\t",
+    "",
+]
+
+
+def _texts(n: int, seed: int = 3) -> list[str]:
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        parts = [rnd.choice(FRAGMENTS) for _ in range(rnd.randrange(1, 9))]
+        seps = ["\n", " ", "", "\r\n", "x"]
+        text = ""
+        for p in parts:
+            text += p + rnd.choice(seps)
+        if rnd.random() < 0.2:
+            text = "filler line\n" * rnd.randrange(1, 800) + text  # long: head/tail windows
+        out.append(text)
+    return out
+
+
+def _plain_error(text: str, cfg: ElideConfig) -> bool:
+    head, tail = cfg.scan_head_chars, cfg.scan_tail_chars
+    pat = cfg.compiled_errors()
+    if len(text) <= head + tail:
+        return pat.search(text) is not None
+    return bool(pat.search(text, 0, head) or pat.search(text, len(text) - tail))
+
+
+def _plain_reason(text: str) -> str | None:
+    body = text.strip()
+    if not body:
+        return "empty"
+    lines = [ln for ln in re.split(r"[\r\n]+", body) if ln.strip()]
+    if len(lines) >= 3:
+        noisy = sum(1 for ln in lines if _PROGRESS_LINE.match(ln))
+        if noisy * 10 >= len(lines) * 8:
+            return "progress"
+    return None
+
+
+def test_prefiltered_rules_answer_as_the_plain_regexes():
+    cfg = ElideConfig()
+    texts = _texts(1500)
+    hits = 0
+    for t in texts:
+        plain = _plain_error(t, cfg)
+        assert error_text(t, cfg) == plain, t
+        hits += plain
+        run = bool(_TEST_RUN.search(t[:4000]) or _TEST_RUN.search(t[-4000:]))
+        assert is_test_run(t) == run, t
+        reason = text_reason(t)
+        if reason != "confirmation":
+            assert reason == _plain_reason(t), t
+    assert 150 < hits < len(texts) - 150  # both answers well represented
+
+
+def test_custom_error_patterns_are_searched_without_the_prefilter():
+    cfg = ElideConfig(error_patterns=(r"\bkaboom\b",))
+    assert error_text("all fine, then kaboom", cfg)
+    assert not error_text("Traceback (most recent call last)", cfg)
