@@ -97,40 +97,12 @@ def image_tokens(width: int, height: int, provider: str) -> int:
 
 def count_tokens(body: dict[str, Any], provider: str = "anthropic") -> int:
     """~4 chars/token of all text, images by the provider's formula, 4 per message."""
-    chars = 0
-    images = 0
-
-    def walk(x: Any) -> None:
-        nonlocal chars, images
-        if isinstance(x, dict):
-            url = x.get("url") if isinstance(x.get("url"), str) else None
-            iu = x.get("image_url")
-            if isinstance(iu, dict) and isinstance(iu.get("url"), str):
-                url = iu["url"]
-            elif isinstance(iu, str):
-                url = iu
-            src = x.get("source") if isinstance(x.get("source"), dict) else None
-            data = None
-            if url and url.startswith("data:image"):
-                data = url.split(",", 1)[1]
-            elif src is not None and isinstance(src.get("data"), str):
-                data = src["data"]
-            if data is not None:
-                size = _png_size(data)
-                images += image_tokens(*size, provider) if size else 1600
-                return
-            for k, v in x.items():
-                if k not in _SKIP:
-                    walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-        elif isinstance(x, str):
-            chars += len(x)
-
+    chars = images = 0
     items = body.get("messages", body.get("input", []))
     for part in (items, body.get("system", ""), body.get("instructions", ""), body.get("tools")):
-        walk(part or "")
+        c, i = _measure(part or "", provider)
+        chars += c
+        images += i
     n = len(items) if isinstance(items, list) else 1
     return math.ceil(chars / 4) + 4 * n + images
 
@@ -218,8 +190,8 @@ class _Block:
     image_tokens: int
 
 
-def _block_tokens(x: Any, provider: str) -> tuple[float, int]:
-    """(tokens, of which images) of one block: text at 4 chars/token, images by formula."""
+def _measure(x: Any, provider: str) -> tuple[int, int]:
+    """(characters of text, image tokens) of a wire value; images by the provider's formula."""
     chars = 0
     images = 0
 
@@ -241,6 +213,12 @@ def _block_tokens(x: Any, provider: str) -> tuple[float, int]:
             chars += len(v)
 
     walk(x)
+    return chars, images
+
+
+def _block_tokens(x: Any, provider: str) -> tuple[float, int]:
+    """(tokens, of which images) of one block: text at 4 chars/token, images by formula."""
+    chars, images = _measure(x, provider)
     return chars / 4 + images, images
 
 
