@@ -104,7 +104,9 @@ def layout_page(
     while r < rows:
         if not row_open:
             if row_wide:
-                _lower_halves(grid, src, r, want_src)
+                # np.int64: a row index numba could type as the literal 0 here would
+                # compile a second specialisation of the callee (one per kernel)
+                _lower_halves(grid, src, np.int64(r), want_src)
                 row_start[r] = pos
                 r += 1
                 row_wide = False
@@ -265,7 +267,7 @@ def layout_page(
     if row_open:
         r += 1
     if row_wide:  # the last row holds wide glyphs (never the page's last row)
-        _lower_halves(grid, src, r, want_src)
+        _lower_halves(grid, src, np.int64(r), want_src)
         row_start[r] = pos
         r += 1
     if pos < n and not cont and _only_dropped_from(cps, cls, pos, n):
