@@ -99,6 +99,30 @@ def test_a_warm_cache_compiles_nothing_on_real_sessions(tmp_path):
     assert "compiling" not in err
 
 
+_COLD = """
+import glyphfold
+from glyphfold.render.api import plan_text, render_text
+glyphfold.warm_up()
+for t in {kinds!r}:
+    for opts in ({{}}, {{"collapse": True, "reflow": True}}, {{"bits": 2}}, {{"shape": "dense"}}):
+        render_text(t, **opts)
+        plan_text(t, **opts)
+"""
+
+
+@pytest.mark.skipif(
+    os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="no compiled specialisations without JIT"
+)
+def test_a_cold_cache_compiles_each_kernel_once(tmp_path):
+    """On an empty cache every kernel compiles once, callees included (a warm cache
+    loads the callers whole and would hide a callee typed two ways: the row index of
+    ``_lower_halves`` once reached it as the literal 0 and once as int64)."""
+    compiled, _ = _child(_COLD.format(kinds=KINDS), tmp_path)
+    assert "layout_page" in compiled
+    twice = sorted({name for name in compiled if compiled.count(name) > 1})
+    assert not twice, f"compiled more than once on a cold cache: {twice}"
+
+
 @pytest.mark.skipif(
     os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="no compiled specialisations without JIT"
 )
