@@ -150,6 +150,11 @@ class _Memo:
     overheads: dict[tuple[int, int], dict[str, int]] = dataclasses.field(default_factory=dict)
     facts: dict[tuple[int, int], dict[str, list[Any]]] = dataclasses.field(default_factory=dict)
 
+    def under(self, cfg: FactsheetConfig) -> tuple[dict[str, int], dict[str, list[Any]]]:
+        """The factsheet prices and facts by text under the caps of ``cfg``."""
+        key = (cfg.max_chars, cfg.max_items)
+        return self.overheads.setdefault(key, {}), self.facts.setdefault(key, {})
+
 
 def _default_renderer() -> Renderer:
     from glyphfold.render.api import render_text
@@ -286,9 +291,7 @@ class Snapshot:
     def _overhead(self, cfg: FactsheetConfig, memo: _Memo | None = None) -> Callable[[str], int]:
         memo = _Memo() if memo is None else memo
         # the caps depend on the choice's room: prices and facts are kept per caps
-        key = (cfg.max_chars, cfg.max_items)
-        overheads = memo.overheads.setdefault(key, {})
-        known = memo.facts.setdefault(key, {})
+        overheads, known = memo.under(cfg)
 
         def overhead(text: str) -> int:
             hit = overheads.get(text)
@@ -361,7 +364,7 @@ class Snapshot:
             render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
             factsheet=sheet,
             focus=self.focus,
-            facts=memo.facts.get((sheet.max_chars, sheet.max_items), {}),
+            facts=memo.under(sheet)[1],
         )
         return planner, inp
 
