@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from glyphfold.compaction.history.messages import coerce, to_wire
+from glyphfold.compaction.history.messages import FORMATS, coerce, to_wire
+from glyphfold.compaction.history.model import History
 from glyphfold.compaction.history.steps import split_regions
 from glyphfold.compaction.history.tokens import token_costs
 from glyphfold.compaction.history.validate import find_violations
@@ -47,17 +48,21 @@ def default_dirs() -> list[Path]:
     ]
 
 
-def load_sessions(dirs: list[Path]) -> list[tuple[str, Any]]:
-    """(name, wire history) for every history file of ``dirs`` (other JSON is skipped)."""
-    out: list[tuple[str, Any]] = []
+def load_sessions(dirs: list[Path]) -> list[tuple[str, History]]:
+    """(name, canonical history) for every history file of ``dirs`` (other JSON is
+    skipped). A file named ``<name>.<format>.json`` is read in that format: a session
+    of plain user/assistant text fits several formats and is refused without it."""
+    out: list[tuple[str, History]] = []
     for d in dirs:
         for p in sorted(d.glob("*.json")):
+            name = p.name.removesuffix(".json")
+            suffix = name.rsplit(".", 1)[-1]
             try:
                 data = json.loads(p.read_text(encoding="utf-8"))
-                coerce(data)
+                h = coerce(data, format=suffix if suffix in FORMATS else "auto")[0]
             except (ValueError, GlyphfoldError):
                 continue
-            out.append((p.name.removesuffix(".json"), data))
+            out.append((name, h))
         if out:
             break
     return out
@@ -179,8 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     warm_up(profile=profile)
     pc = page_cost(profile)
     rows: list[tuple[str, str, int, int, dict[str, Outcome]]] = []
-    for name, data in sessions:
-        h = coerce(data)[0]
+    for name, h in sessions:
         est = token_costs(h, profile=profile, image_policy="all").total
         floor = floor_tokens(h, profile=profile)
         floors = (floor, bare_minimum(h, profile))
