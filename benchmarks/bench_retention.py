@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from glyphfold.compaction.history.markers import glyphfold_meta
-from glyphfold.compaction.history.messages import coerce, to_canonical
+from glyphfold.compaction.history.messages import FORMATS, coerce, to_canonical, to_wire
 from glyphfold.compaction.history.model import History, Text, ToolCall, ToolResult
 from glyphfold.compaction.history.steps import split_regions
 from glyphfold.compaction.history.tokens import token_costs
@@ -372,12 +372,15 @@ def load(d: Path, names: list[str] | None, fmt: str, limit: int | None) -> list[
             continue
         if fmt != "all" and not name.endswith("." + fmt):
             continue
+        suffix = name.rsplit(".", 1)[-1]
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
-            coerce(data)
+            # the format the file's name says: plain user/assistant text fits several
+            # formats and is refused without it (the question-answering sessions)
+            h = coerce(data, format=suffix if suffix in FORMATS else "auto")[0]
         except (ValueError, GlyphfoldError):
             continue
-        out.append((name, data))
+        out.append((name, h))
     return out[:limit] if limit else out
 
 
@@ -447,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     names = [s.strip() for s in args.sessions.split(",") if s.strip()] or None
     sessions = load(d, names, args.format, args.limit)
-    sessions = [(n, s) for n, s in sessions if len(json.dumps(s)) <= args.max_bytes]
+    sessions = [(n, s) for n, s in sessions if len(json.dumps(to_wire(s))) <= args.max_bytes]
     if args.elision:
         elision_table(sessions)
         return 0
