@@ -19,6 +19,7 @@ from glyphfold.compaction.history.validate import find_violations
 from glyphfold.compaction.ladder.api import compact
 from glyphfold.compaction.ladder.registry import LadderConfig
 from glyphfold.compaction.ladder.rungs.snapshot import Snapshot, SnapshotConfig
+from glyphfold.compaction.ladder.rungs.snapshot.build import FOCUS_GUIDE, guide_text
 from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
     OFF_PAGE_HEADER,
     FactsheetConfig,
@@ -174,3 +175,40 @@ def test_the_result_reports_only_the_pages_it_sends():
         drew = any(e.rung == "snapshot" and e.pages for e in result.ledger)
         dropped_after_drawing += drew and not result.pages
     assert dropped_after_drawing  # the case was exercised
+
+
+def _guide(result) -> str:
+    (msg,) = [m for m in result.for_provider() if isinstance(m.get("content"), list)]
+    return next(p["text"] for p in msg["content"] if p.get("type") == "text")
+
+
+def test_a_tight_middle_gets_the_compact_reading_guide():
+    """The reading guide is written in full only while it costs at most ``guide_share``
+    of the room head and tail leave; at a tight budget it is the compact one (the same
+    marks, half the words) and its rows go to the pages (issue 20)."""
+    snap = Snapshot()
+    assert not snap._compact_guide(100_000)
+    assert snap._compact_guide(400)
+    assert Snapshot(SnapshotConfig(guide_share=0.0))._compact_guide(10**9)
+    with pytest.raises(ValueError, match="guide_share"):
+        SnapshotConfig(guide_share=1.5)
+    full = guide_text(40, 90_000, 1, facts=True)
+    short = guide_text(40, 90_000, 1, facts=True, compact=True)
+    assert len(short) * 3 < len(full) * 2
+    for mark in ("[user]", "[assistant]", "-> call", "<- result", "<- end", "white on black"):
+        assert mark.lower() in short.lower().replace("-on-", " on ")
+    assert short.endswith("Exact ids follow as text.")
+    assert guide_text(1, 10, 1, facts=False, compact=True, focus="the fix").endswith(
+        FOCUS_GUIDE.format(focus="the fix")
+    )
+    # the same tight budget with the compact guide and with the full one
+    wire = plain_session(40)
+    out = {}
+    for share in (0.0, 1.0):
+        config = LadderConfig(snapshot=SnapshotConfig(guide_share=share))
+        result = compact(wire, budget=3250, rungs="snapshot", config=config)
+        assert result.tokens_after <= 3250
+        out[share] = (_guide(result), snapshot_entry(result).extra["source_chars"])
+    assert out[0.0][0].startswith("[glyphfold snapshot]") and "White-on-black" in out[0.0][0]
+    assert "Read them as the conversation so far" in out[1.0][0]
+    assert out[0.0][1] > out[1.0][1]  # the rows the shorter guide frees hold words

@@ -111,6 +111,11 @@ class SnapshotConfig:
     # budget the pages get most of the room (issue 20: at 20% of the estimate a
     # 750-token factsheet left no room for one page).
     factsheet_share: float = 0.25
+    # The reading guide is written in full when it costs at most this share of that room,
+    # else in its compact form (the same marks, half the words): at 20% of the estimate
+    # the room can be a few hundred tokens, and every token of guide is a row of page the
+    # reader does not get (issue 20).
+    guide_share: float = 0.1
     max_fit_rounds: int = 5  # bounded re-plans when the built history misses the target
     # Start the imaged steps as late as the target allows: the older steps of the
     # needed range stay text when the newer ones save enough (old elided results are
@@ -127,6 +132,9 @@ class SnapshotConfig:
         check_int("max_fit_rounds", self.max_fit_rounds, minimum=1, error=ValueError)
         if not 0.0 < self.factsheet_share <= 1.0:
             msg = f"factsheet_share must be in (0, 1], got {self.factsheet_share}"
+            raise ValueError(msg)
+        if not 0.0 <= self.guide_share <= 1.0:
+            msg = f"guide_share must be in [0, 1] (0: always compact), got {self.guide_share}"
             raise ValueError(msg)
         if self.shapes is not None:
             from glyphfold.render.shapes import get_shape
@@ -146,14 +154,18 @@ class _Memo:
     prices by text (the same run text recurs across tails and user-message choices)."""
 
     plans: dict[tuple[str | None, int], dict[str, Any]] = dataclasses.field(default_factory=dict)
-    # per factsheet caps (max_chars, max_items): text -> its factsheet price / its facts
-    overheads: dict[tuple[int, int], dict[str, int]] = dataclasses.field(default_factory=dict)
+    # per factsheet caps (max_chars, max_items) and guide form: text -> its overhead price;
+    # per caps: text -> its facts
+    overheads: dict[tuple[int, int, bool], dict[str, int]] = dataclasses.field(default_factory=dict)
     facts: dict[tuple[int, int], dict[str, list[Any]]] = dataclasses.field(default_factory=dict)
 
-    def under(self, cfg: FactsheetConfig) -> tuple[dict[str, int], dict[str, list[Any]]]:
-        """The factsheet prices and facts by text under the caps of ``cfg``."""
+    def under(
+        self, cfg: FactsheetConfig, compact: bool = False
+    ) -> tuple[dict[str, int], dict[str, list[Any]]]:
+        """The overhead prices (with the ``compact`` guide or the full one) and the facts
+        by text under the caps of ``cfg``."""
         key = (cfg.max_chars, cfg.max_items)
-        return self.overheads.setdefault(key, {}), self.facts.setdefault(key, {})
+        return self.overheads.setdefault((*key, compact), {}), self.facts.setdefault(key, {})
 
 
 def _default_renderer() -> Renderer:
@@ -288,17 +300,29 @@ class Snapshot:
         chars = max(0, int(room * 4 * self.config.factsheet_share))
         return cfg if chars >= cfg.max_chars else dataclasses.replace(cfg, max_chars=chars)
 
-    def _overhead(self, cfg: FactsheetConfig, memo: _Memo | None = None) -> Callable[[str], int]:
+    def _compact_guide(self, room: int) -> bool:
+        """True when the full reading guide would cost more than ``guide_share`` of the
+        ``room`` (tokens) the head and tail leave the middle."""
+        full = guide_text(999, 10**6, 99, facts=True, focus=self.focus)
+        return (len(full) + 3) // 4 > room * self.config.guide_share
+
+    def _overhead(
+        self, cfg: FactsheetConfig, memo: _Memo | None = None, compact: bool = False
+    ) -> Callable[[str], int]:
         memo = _Memo() if memo is None else memo
         # the caps depend on the choice's room: prices and facts are kept per caps
-        overheads, known = memo.under(cfg)
+        overheads, known = memo.under(cfg, compact)
 
         def overhead(text: str) -> int:
             hit = overheads.get(text)
             if hit is None:
-                found = known[text] = extract_facts(text, config=cfg)  # build reuses them
+                found = known.get(text)
+                if found is None:
+                    found = known[text] = extract_facts(text, config=cfg)  # build reuses them
                 facts = format_factsheet(found)
-                guide = guide_text(999, len(text), 99, facts=bool(facts), focus=self.focus)
+                guide = guide_text(
+                    999, len(text), 99, facts=bool(facts), focus=self.focus, compact=compact
+                )
                 hit = overheads[text] = 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
             return hit
 
@@ -342,6 +366,7 @@ class Snapshot:
         fixed = system_tokens(history, ctx) + sum(costs[: reg.head_end])
         fixed += sum(costs[reg.tail_start :])
         sheet = self._factsheet(ctx.target_tokens - fixed)
+        compact = self._compact_guide(ctx.target_tokens - fixed)
         page_cap = self._page_cap(history, reg, units, profile)
         planner = Planner(
             units,
@@ -351,7 +376,7 @@ class Snapshot:
             page_cap=page_cap,
             # a plan of more pages than the cap cannot fit: laid out no further than that
             plan=self._plan_fn(profile, shape, memo, page_cap + 1),
-            overhead=self._overhead(sheet, memo),
+            overhead=self._overhead(sheet, memo, compact),
             start_late=self.config.start_late,
         )
         inp = BuildInput(
@@ -364,7 +389,8 @@ class Snapshot:
             render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
             factsheet=sheet,
             focus=self.focus,
-            facts=memo.under(sheet)[1],
+            compact_guide=compact,
+            facts=memo.under(sheet, compact)[1],
         )
         return planner, inp
 

@@ -67,13 +67,33 @@ FOCUS_GUIDE = " The user asks you to look in these pages above all for: {focus}.
 
 
 def guide_text(
-    n_msgs: int, chars: int, n_pages: int, *, facts: bool, focus: str | None = None
+    n_msgs: int,
+    chars: int,
+    n_pages: int,
+    *,
+    facts: bool,
+    focus: str | None = None,
+    compact: bool = False,
 ) -> str:
     """The reading guide at the top of a snapshot message.
 
     A ``focus`` (the user's instruction of what matters, issue 23) is written at its
     end: the pages keep every word (SPEC §5.9), the guide says what to look for.
+    ``compact``: the same marks explained in a third of the words, for a middle whose
+    room is tight (``SnapshotConfig.guide_share``): there every token of the guide is
+    a row of page the reader does not get (issue 20).
     """
+    if compact:
+        guide = (
+            f"[glyphfold snapshot] {n_msgs} earlier messages as {n_pages} page image(s), "
+            "oldest first. White-on-black marks: [user]/[assistant] speaker, '-> call' tool "
+            "call, '<- result'/'<- end' its result; ordinary ink is content."
+        )
+        if facts:
+            guide += " Exact ids follow as text."
+        if focus:
+            guide += FOCUS_GUIDE.format(focus=focus)
+        return guide
     guide = (
         f"[glyphfold snapshot] {n_msgs} earlier messages ({chars:,} chars of transcript) are "
         f"shown as {n_pages} page image(s) below, oldest first. Each page is dense text: "
@@ -114,6 +134,7 @@ class BuildInput:
     render: Callable[[str], Any]
     factsheet: FactsheetConfig
     focus: str | None = None  # written in the reading guide
+    compact_guide: bool = False  # the short reading guide (a tight middle, guide_share)
     # facts already extracted (the planner priced the factsheet of the same texts)
     facts: dict[str, list[Any]] = field(default_factory=dict, compare=False)
     # message index -> (chars, id, is a snapshot) for its ledger row: fit rounds build again
@@ -184,7 +205,14 @@ def _snapshot_message(
             built.missing[cp] = built.missing.get(cp, 0) + n
         built.hints.extend(h for h in getattr(res, "hints", ()) if h not in built.hints)
     if pages:
-        guide = guide_text(n_msgs, len(rt.text), len(pages), facts=bool(factsheet), focus=inp.focus)
+        guide = guide_text(
+            n_msgs,
+            len(rt.text),
+            len(pages),
+            facts=bool(factsheet),
+            focus=inp.focus,
+            compact=inp.compact_guide,
+        )
     else:  # every step of the run was dropped: the marker line says what and where to look
         guide = f"[glyphfold snapshot] {plain_text(rt.text).strip()}"
     blocks: list[Any] = [Text(guide)]
