@@ -132,6 +132,18 @@ class Result:
         ok = [p["share"] for p in self.priced if p["accepted"]][1:]
         return statistics.median(ok[-10:]) if ok else 0.0
 
+    def parts(self) -> dict[str, float]:
+        """The cost in base-input units by what it paid for (``--breakdown``)."""
+        from loop_upstream import CACHE_READ, CACHE_WRITE, OUTPUT
+
+        ok = [p for p in self.priced if p["accepted"]]
+        return {
+            "read": sum(p["cached"] for p in ok) * CACHE_READ,
+            "write": sum(p["written"] for p in ok) * CACHE_WRITE,
+            "plain": float(sum(p["uncached"] for p in ok)),
+            "output": sum(p["output"] for p in ok) * OUTPUT,
+        }
+
 
 # --------------------------------------------------------------------------- histories
 
@@ -586,6 +598,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--modes", default="self,serve,library")
     ap.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also print each run's cost by part (cache read, write, plain input, output)",
+    )
+    ap.add_argument(
         "--mini",
         default="",
         help="path of a mini-swe-agent 'mini' executable: run that harness instead",
@@ -681,6 +698,19 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 rows.append(row)
                 print(row, flush=True)
+            if args.breakdown and base is not None and base.cost:
+                # what every mode pays at least: each tool result written to the cache once
+                new = sum(len(tool_output(k)) for k in range(base.steps)) / 4
+                print(
+                    f"    {api}: the tool results ({new:,.0f} tokens) written once at 1.25x: "
+                    f"{new * 1.25:,.0f} units ({new * 1.25 / base.cost:.2f}x self)",
+                    flush=True,
+                )
+                for mode, r in results.items():
+                    parts = ", ".join(
+                        f"{k} {v:,.0f} ({v / base.cost:.2f}x)" for k, v in r.parts().items()
+                    )
+                    print(f"    {api} {mode}: {r.cost:,.0f} units = {parts} of self", flush=True)
     finally:
         for p in (proxy, fake):
             p.terminate()
