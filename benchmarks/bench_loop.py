@@ -31,7 +31,6 @@ import json
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import httpx  # noqa: E402
+from local_servers import free_port, wait_up  # noqa: E402
 from loop_upstream import count_tokens  # noqa: E402
 
 MODEL = "fake-model"
@@ -459,24 +459,6 @@ def run_loop(
     return res
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1.0)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    msg = f"{url} did not come up"
-    raise RuntimeError(msg)
-
-
 def _pct(xs: list[float], q: float) -> float:
     if not xs:
         return float("nan")
@@ -619,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     from glyphfold.compaction.ladder.compactor import DEFAULT_LOW_WATERMARK
 
     low = args.low if args.low is not None else DEFAULT_LOW_WATERMARK
-    fport, pport = _port(), _port()
+    fport, pport = free_port(), free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     fake = subprocess.Popen(
         [
@@ -659,8 +641,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         direct, via = f"http://127.0.0.1:{fport}", f"http://127.0.0.1:{pport}"
-        _wait(direct + "/v1/models")
-        _wait(via + "/healthz")
+        wait_up(direct + "/v1/models")
+        wait_up(via + "/healthz")
         if args.mini:
             print(f"window {args.window:,} tokens, load {os.getloadavg()[0]:.1f}", flush=True)
             run_mini(args.mini, direct=direct, via=via)
