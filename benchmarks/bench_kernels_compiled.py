@@ -6,7 +6,7 @@ first process runs ``glyphfold.warm_up()``; a second process, kernels forced
 (``GLYPHFOLD_RENDER_BACKEND=numba``), then compacts every session of DIR at 50% and
 20% of its estimate and runs ``recover()`` on it, as ``bench_real_sessions.py``
 does, while a numba event listener counts the kernels compiled. The target is 0
-(SPEC §5.10; one specialisation per kernel, ``tests/render/test_specialisation.py``).
+(issue 22; one specialisation per kernel, ``tests/render/test_specialisation.py``).
 Exit status 1 when anything compiled.
 """
 

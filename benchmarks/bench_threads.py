@@ -7,8 +7,8 @@ pass consuming the pages as ``glyphfold render`` does (PNG bytes in hand, none
 kept); the table gives the median pages/s wall and CPU seconds of each and the
 2-thread / 1-thread ratio. ``--cli`` adds fresh ``glyphfold render --threads N``
 processes (pages written to disk) in the same rounds. The machine's load average
-is printed: the ratio only means something on an idle box (SPEC §5.10's
-throughput figure, benchmarks/README.md "Pages on two threads").
+is printed: the ratio only means something on an idle box (issue 22;
+benchmarks/README.md, "Pages on two threads").
 """
 
 from __future__ import annotations
