@@ -212,3 +212,36 @@ def test_a_tight_middle_gets_the_compact_reading_guide():
     assert out[0.0][0].startswith("[glyphfold snapshot]") and "White-on-black" in out[0.0][0]
     assert "Read them as the conversation so far" in out[1.0][0]
     assert out[0.0][1] > out[1.0][1]  # the rows the shorter guide frees hold words
+
+
+def test_the_last_capped_output_keeps_the_widest_cap_that_fits():
+    """A cap level is a step (no cap -> 8,000 chars -> 4,000 ...): a 27,000-char file read
+    capped to 8,000 left up to a third of the budget unused while its pages would have
+    held more (swe-agent_flash_763201 at 50%: 1,150 of 4,379 tokens unused, 16,673 chars
+    cut; now 32 unused, 3,106 cut). The last output the planner caps gets the widest cap,
+    on a 64-char grid, that fits (SPEC §5.6, §5.9)."""
+    import shapes
+    from test_words import big_result
+
+    b = shapes.Builder("openai").user("Read the modules and tell me what they compute.")
+    b.step("Reading module 0.", [("read_file", {"path": "m0.py"}, big_result(0, 20), False)])
+    b.step("Reading module 1.", [("read_file", {"path": "m1.py"}, big_result(1, 600), False)])
+    b.step("Reading module 2.", [("read_file", {"path": "m2.py"}, big_result(2, 20), False)])
+    b.assistant("They compute values.")
+    wire = b.wire()
+    widest = 0
+    for budget in range(1000, 2600, 200):
+        result = compact(wire, budget=budget, rungs="snapshot")
+        e = snapshot_entry(result)
+        assert result.tokens_after <= budget
+        if not (e.extra and e.extra["lossy"] and result.pages):
+            continue
+        page = max(p.image_tokens for p in result.pages)
+        assert budget - result.tokens_after < max(64, page // 16), budget
+        caps = [
+            int(r.detail.split("capped to ")[1].split(" chars")[0].replace(",", ""))
+            for r in e.removed
+            if "capped to " in r.detail
+        ]
+        widest = max([widest, *caps])
+    assert widest > 8_000  # a cap between the levels' 8,000 and the whole output

@@ -267,6 +267,8 @@ def _treatment_note(inp: BuildInput, plan: Plan, k: int, pos: int) -> str:
         notes.append("tool output elided in the pages")
     elif level:
         cap = level_config(inp.source.config, level).max_result_chars
+        if t.cap is not None and t.cap[0] == pos:  # the widest cap that fits
+            cap = t.cap[1]
         notes.append(f"tool output capped to {cap:,} chars")
     if t.cut is not None and t.cut[0] == k:
         notes.append(f"first {t.cut[1]:,} chars of the step dropped to fit the page budget")

@@ -41,6 +41,7 @@ from glyphfold.compaction.ladder.rungs.snapshot.source import (
     Source,
     cut_marker,
     dropped_marker,
+    level_config,
 )
 from glyphfold.compaction.ladder.rungs.transcribe import join
 
@@ -70,6 +71,9 @@ class Treatment:
     levels: dict[int, int] = field(default_factory=dict)  # Source position -> level
     dropped: set[int] = field(default_factory=set)  # unit indices dropped whole
     cut: tuple[int, int] | None = None  # (unit index, chars cut from its start)
+    # (Source position, result chars): the last output capped keeps the widest cap that
+    # fits, between its level's cap and the one before (SPEC §5.6: no more cut than needed)
+    cap: tuple[int, int] | None = None
 
     @property
     def lossless(self) -> bool:
@@ -172,8 +176,15 @@ class Planner:
     def _unit_text(self, k: int, treat: Treatment) -> str:
         positions = self.units[k].positions
         levels = tuple(treat.levels.get(p, 0) for p in positions) if treat.levels else ()
+        cap = treat.cap if treat.cap is not None and treat.cap[0] in positions else None
         if not any(levels):  # level 0: joined when asked (no copy of every unit is kept)
             text = join(self._pieces0(k))[0]
+        elif cap is not None:
+            pieces = [
+                self.source.piece_capped(p, lv, cap[1]) if p == cap[0] else self.source.piece(p, lv)
+                for p, lv in zip(positions, levels, strict=True)
+            ]
+            text = join(pieces)[0]
         else:
             text = self._unit_texts.get((k, levels), "")
             if not text:
@@ -494,15 +505,21 @@ class Planner:
         return best
 
     def _exact_at(
-        self, c: int, moves: Sequence[tuple[str, int, int]], j: int, cut: tuple[int, int] | None
+        self,
+        c: int,
+        moves: Sequence[tuple[str, int, int]],
+        j: int,
+        cut: tuple[int, int] | None,
+        cap: tuple[int, int] | None = None,
     ) -> tuple[int, int]:
-        """(tokens, pages) after the first ``j`` moves (and ``cut``), laid out; memoised
-        (the fit rounds search again with another target), without the texts."""
-        key = (c, j, cut)
+        """(tokens, pages) after the first ``j`` moves (and ``cut``, ``cap``), laid out;
+        memoised (the fit rounds search again with another target), without the texts."""
+        key = (c, j, cut, cap)
         hit = self._exact.get(key)
         if hit is None:
             treat = self._apply_at(c, moves, j)
             treat.cut = cut
+            treat.cap = cap
             tokens, pages, _ = self.treated_tokens(treat, c, sources=False)
             hit = self._exact[key] = (tokens, pages)
         return hit
@@ -531,17 +548,50 @@ class Planner:
             return self._fits(tokens - slack, pages)
 
         hi = gallop(fits, lower_bound(0, len(moves), likely), 0, len(moves))
-        cut = None
+        cut = cap = None
         if hi and moves[hi - 1][0] == "drop":  # cut the last unit from its start instead
             cut = self._refine_cut(c, moves, hi, moves[hi - 1][1], slack)
+        elif hi and moves[hi - 1][0] == "level":  # the last output capped: as wide as fits
+            cap = self._refine_cap(c, moves, hi, slack)
         j = hi - 1 if cut is not None else hi
         treat = self._apply_at(c, moves, j)
         treat.cut = cut
+        treat.cap = cap
         tokens, _, texts = self.treated_tokens(treat, c)
         lens0 = self._lens0()
         whole = sum(lens0[k] for rt in texts for k in rt.units)
         loss = max(0, whole - sum(len(rt.text) for rt in texts))
         return Plan(c, tuple(texts), treat, tokens - slack, loss)
+
+    def _refine_cap(
+        self, c: int, moves: Sequence[tuple[str, int, int]], j: int, slack: int
+    ) -> tuple[int, int] | None:
+        """The widest cap of the output the ``j``-th move caps (a level move) that fits,
+        between that level's cap and the one before it (its whole length after level 0);
+        None when only the level's own cap fits (or the move elides)."""
+        _, pos, level = moves[j - 1]
+        if not 1 <= level <= LEVELS:
+            return None
+        config = self.source.config
+        low = level_config(config, level).max_result_chars
+        longest = max(self.source.sizes(pos)[0], default=0)
+        high = longest if level == 1 else level_config(config, level - 1).max_result_chars
+        if low is None or high is None:
+            return None
+        high = min(high, longest)
+        step = 64  # the price steps with whole rows: caps on a grid of 64 chars
+        n = (high - low) // step
+        if n < 1:
+            return None
+
+        def over(x: int) -> bool:  # the cap low + x * step no longer fits
+            cap = (pos, low + x * step)
+            return not self._fits_slack(*self._exact_at(c, moves, j, None, cap), slack)
+
+        if not over(n):
+            return (pos, low + n * step)
+        best = lower_bound(1, n, over) - 1  # the last grid cap that fits
+        return None if best < 1 else (pos, low + best * step)
 
     def _refine_cut(
         self, c: int, moves: Sequence[tuple[str, int, int]], j: int, k: int, slack: int

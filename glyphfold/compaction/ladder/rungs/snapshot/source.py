@@ -97,6 +97,7 @@ class Source:
         self._cache: dict[tuple[int, int], str] = {} if shared is None else shared
         self.tool_output = [has_tool_output(m) for m in self.messages]
         self._sizes: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self._capped: dict[tuple[int, int, int], str] = {}
 
     def piece(self, pos: int, level: int = 0) -> str:
         """Piece of message ``pos`` at ``level`` (LEVELS + 1: elided)."""
@@ -109,6 +110,21 @@ class Source:
             cfg = level_config(self.config, min(level, LEVELS))
             text = piece(self.messages[pos], self.names, cfg, elided=elided)
             self._cache[key] = text
+        return text
+
+    def piece_capped(self, pos: int, level: int, max_result_chars: int) -> str:
+        """Piece of message ``pos`` at ``level`` (1..LEVELS) with its tool results capped
+        to ``max_result_chars`` instead of the level's cap: the last output the planner
+        caps gets the widest cap that fits (SPEC §5.6), not the next level's step."""
+        if not self.tool_output[pos] or not 1 <= level <= LEVELS:
+            return self.piece(pos, level)
+        key = (id(self.messages[pos]), level, max_result_chars)
+        text = self._capped.get(key)
+        if text is None:
+            cfg = dataclasses.replace(
+                level_config(self.config, level), max_result_chars=max_result_chars
+            )
+            text = self._capped[key] = piece(self.messages[pos], self.names, cfg)
         return text
 
     def sizes(self, pos: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
