@@ -2,8 +2,9 @@
 
 Run: ``PYTHONPATH=. python benchmarks/bench_retention.py [DIR] [--limit N] [--sessions A,B]
 [--budgets 0.5,0.2,recover] [--engines rapidocr,tesseract] [--format openai|anthropic|all]
-[--cache DIR] [--no-ocr] [--elision]`` (default DIR: ``../shared/realdata``, or
-``$GLYPHFOLD_REALDATA``). Method and results: docs/legibility.md ("Retention").
+[--cache DIR] [--no-ocr] [--room] [--elision]`` (default DIR: ``../shared/realdata``, or
+``$GLYPHFOLD_REALDATA``; default format: all, both wire formats with the plain-text
+sessions). Method and results: docs/legibility.md ("Retention").
 
 1. **Facts.** From the middle of each history (between the head — leading system
    messages and the first real user message — and the newest step), deterministic
@@ -27,6 +28,14 @@ ladder), ``no-snapshot`` (elision, stripping, trim: glyphfold without pages), an
 fraction of the estimate, or ``recover`` (two thirds of it, the reactive path). A
 session where a method cannot reach a budget (its floor is above it) is left out of
 that budget's pool for every method, so the pools compare like with like.
+
+What the budget holds (issue 20): for glyphfold, the share of each target taken by the
+fixed text every method sends (system, head, the request, the newest step), other text,
+the snapshots' own text (reading guide, factsheet, bridges), the pages and what is left
+unused; and the ceiling, the share of the middle's characters the room (target minus the
+fixed text) would hold as pages at the density the pages reach. A lossy snapshot that
+leaves more of the target unused than its fit rounds allow (64 tokens, or a sixteenth of
+a page) is counted: words cut while their pages would fit (``--room``: per session).
 """
 
 from __future__ import annotations
@@ -225,6 +234,11 @@ class Outcome:
     lost_unfitted: int = 0  # snapshot ledger says lossy although no cut was counted
     # where the facts that were not recovered went (glyphfold only): kind -> count per place
     lost: dict[str, Counter[str]] = field(default_factory=dict)
+    # what the budget holds (glyphfold only, see ROOM): part -> tokens
+    room: dict[str, int] = field(default_factory=dict)
+    # a lossy snapshot that left more of the target unused than its fit rounds allow
+    # (64 tokens or a sixteenth of a page): words cut while their pages would fit
+    cut_with_room: int = 0
 
 
 # Where a fact the model cannot get back went (glyphfold), checked in this order:
@@ -285,6 +299,9 @@ def run_method(
             snaps = [e for e in res.ledger if e.rung == "snapshot" and e.extra]
             lossy = any(e.extra.get("lossy") for e in snaps)
             dropped = sum(int(e.extra.get("dropped_chars", 0)) for e in snaps)
+            page = max((p.image_tokens for p in res.pages), default=0)
+            slack = res.target - res.tokens_after
+            cut_with_room = int(lossy and bool(res.pages) and slack >= max(64, page // 16))
             sources = "\n".join(
                 str(glyphfold_meta(m).get("source", ""))
                 for m in to_canonical(res.messages).messages
@@ -303,6 +320,10 @@ def run_method(
                 best = hit
         found |= best
     o = Outcome(True, tokens, pages=len(pages), lossy=lossy, dropped_chars=dropped)
+    if method != "drop-middle":
+        o.cut_with_room = cut_with_room
+        if method == "glyphfold":
+            o.room = room_parts(h, res, recorder)
     o.total = Counter(k for k, _ in facts)
     o.recovered = Counter(k for k, _ in found)
     o.lost_unfitted = int(lossy and not dropped)
@@ -351,6 +372,42 @@ def where_lost(
         )
         out[place][f[0]] += 1
     return out
+
+
+# What a budget holds (issue 20): the text every method keeps (system, head, the request,
+# the newest step), the rest of the text glyphfold sends, the snapshots' own text (reading
+# guide, factsheet, bridges), the pages, what is left unused; and the ceiling: the share
+# of the middle's characters the room (budget minus the fixed text) holds as pages at the
+# density the pages sent reach (characters per image token), every other overhead free.
+ROOM = ("fixed", "text", "snapshot_text", "pages", "unused")
+
+
+def room_parts(h: History, res: Any, recorder: PageTexts) -> dict[str, int]:
+    """Part -> tokens of what glyphfold sends (see ROOM), with ``middle_chars``,
+    ``page_chars`` and ``room`` for the density ceiling."""
+    from glyphfold.compaction.history.tokens import estimate_message_tokens
+
+    costs = token_costs(h, image_policy="all")
+    reg = split_regions(h, costs=costs.messages, tail_tokens=0)
+    fixed = costs.total - sum(costs.messages) + sum(costs.messages[: reg.head_end])
+    fixed += sum(costs.messages[reg.tail_start :])
+    fixed += sum(costs.messages[i] for i in reg.request if reg.region_of(i) == "middle")
+    parts = dict.fromkeys(ROOM, 0)
+    parts["snapshot_text"] = sum(
+        estimate_message_tokens(m, images_sent=False, tool_results_by_bytes=False)
+        for m in to_canonical(res.messages).messages
+        if glyphfold_meta(m).get("kind") == "snapshot"
+    )
+    parts["pages"] = sum(p.image_tokens for p in res.pages)
+    sent = res.tokens_after
+    parts["fixed"] = min(fixed, sent)
+    parts["text"] = max(0, sent - parts["fixed"] - parts["snapshot_text"] - parts["pages"])
+    parts["unused"] = max(0, res.target - sent)
+    parts["room"] = max(0, res.target - fixed)
+    mid = reg.head_end, reg.tail_start
+    parts["middle_chars"] = sum(len(message_text(m)) for m in h.messages[mid[0] : mid[1]])
+    parts["page_chars"] = sum(len(recorder.text.get(p.png, "")) for p in res.pages)
+    return parts
 
 
 # ------------------------------------------------------------------ runner
@@ -438,11 +495,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", default="", help="comma-separated session names")
     ap.add_argument("--budgets", default="0.5,0.2,recover")
     ap.add_argument("--engines", default="rapidocr,tesseract")
-    ap.add_argument("--format", default="openai", choices=("openai", "anthropic", "all"))
+    ap.add_argument(
+        "--format",
+        default="all",
+        choices=("openai", "anthropic", "all"),
+        help="which files (default all: both wire formats, the plain-text sessions included)",
+    )
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "glyphfold" / "ocr")
     ap.add_argument("--no-ocr", action="store_true", help="count only text (a lower bound)")
     ap.add_argument("--max-bytes", type=int, default=400_000, help="skip bigger files")
     ap.add_argument("--elision", action="store_true", help="the SPEC §5.8 elision table only")
+    ap.add_argument("--room", action="store_true", help="per session: what the budget holds")
     args = ap.parse_args(argv)
     d = args.dir or default_dir()
     if not d.is_dir():
@@ -475,7 +538,10 @@ def main(argv: list[str] | None = None) -> int:
                 for m, o in outs.items()
             )
             where = " ".join(f"{p}={sum(g.lost.get(p, {}).values())}" for p in PLACES)
-            print(f"{name:<55} {b:>7} pages {g.pages:>3} {cells} | {where}", flush=True)
+            flag = " | lossy with room left" if g.cut_with_room else ""
+            print(f"{name:<55} {b:>7} pages {g.pages:>3} {cells} | {where}{flag}", flush=True)
+            if args.room and g.room:
+                print("    room: " + " ".join(f"{k}={v}" for k, v in g.room.items()))
     print(
         f"\n{time.perf_counter() - t0:.0f} s; OCR {reader.pages} page reads, {reader.seconds:.0f} s"
     )
@@ -507,8 +573,16 @@ def report(rows: dict[str, list[dict[str, Outcome]]]) -> None:
             ]
             pct = 100 * rec / tot if tot else 0.0
             mean = 100 * sum(shares) / len(shares) if shares else 0.0
+            up_shares = [
+                (sum(o[m].recovered.values()) + sum(o[m].lost.get("unread", {}).values()))
+                / sum(o[m].total.values())
+                for o in pooled
+                if sum(o[m].total.values())
+            ]
+            up_mean = 100 * sum(up_shares) / len(up_shares) if up_shares else 0.0
             upper = (
-                f"{100 * (rec + unread) / tot:.1f}% ({1000 * (rec + unread) / tok:.2f} / 1k)"
+                f"{100 * (rec + unread) / tot:.1f}% ({1000 * (rec + unread) / tok:.2f} / 1k;"
+                f" session mean {up_mean:.1f}%)"
                 if tot and tok and m == "glyphfold"
                 else "-"
             )
@@ -534,7 +608,12 @@ def report(rows: dict[str, list[dict[str, Outcome]]]) -> None:
     for k in KINDS:
         if tot[k]:
             print(f"  {k:<12} {100 * rec[k] / tot[k]:5.1f}% ({rec[k]}/{tot[k]})")
-    print(f"lossy snapshots {lossy}, chars cut {dropped:,}, lossy without a count {unfitted}")
+    cut_room = sum(o["glyphfold"].cut_with_room for outs in rows.values() for o in outs)
+    print(
+        f"lossy snapshots {lossy}, chars cut {dropped:,}, lossy without a count {unfitted},"
+        f" lossy leaving room unused (cut while pages would fit) {cut_room}"
+    )
+    room_table(rows)
     print("\nglyphfold, where the facts not recovered went, per budget (SPEC §5.9, issue 20):")
     print("| budget | kind | recovered | " + " | ".join(PLACES) + " |")
     print("|---|---|---|" + "---|" * len(PLACES))
@@ -553,6 +632,39 @@ def report(rows: dict[str, list[dict[str, Outcome]]]) -> None:
                 )
                 cells.append(f"{100 * n / tot_k:.0f}%")
             print(f"| {b} | {k} | {100 * rec_k / tot_k:.0f}% | " + " | ".join(cells) + " |")
+
+
+def room_table(rows: dict[str, list[dict[str, Outcome]]]) -> None:
+    """Per budget, glyphfold's pool: the share of the target each part holds (ROOM), the
+    pages' density, and the ceiling a reader of every page could reach if the whole room
+    were pages at that density (facts assumed spread like characters)."""
+    print("\nglyphfold, what the budget holds (share of the targets, pooled; issue 20):")
+    print(
+        "| budget | sessions | " + " | ".join(ROOM) + " | chars / page token"
+        " | ceiling (facts-weighted) | ceiling, session mean |"
+    )
+    print("|---|---|" + "---|" * (len(ROOM) + 3))
+    for b, outs in rows.items():
+        pooled = [o["glyphfold"] for o in outs if all(x.fits for x in o.values())]
+        pooled = [g for g in pooled if g.room]
+        if not pooled:
+            continue
+        whole = sum(sum(g.room[k] for k in ROOM) for g in pooled) or 1
+        shares = " | ".join(f"{100 * sum(g.room[k] for g in pooled) / whole:.0f}%" for k in ROOM)
+        page_tok = sum(g.room["pages"] for g in pooled)
+        density = sum(g.room["page_chars"] for g in pooled) / page_tok if page_tok else 0.0
+        ceil = [
+            min(1.0, g.room["room"] * density / g.room["middle_chars"])
+            if g.room["middle_chars"]
+            else 1.0
+            for g in pooled
+        ]
+        facts = [sum(g.total.values()) for g in pooled]
+        weighted = sum(c * f for c, f in zip(ceil, facts, strict=True)) / max(1, sum(facts))
+        print(
+            f"| {b} | {len(pooled)} | {shares} | {density:.1f} | {100 * weighted:.1f}%"
+            f" | {100 * sum(ceil) / len(ceil):.1f}% |"
+        )
 
 
 if __name__ == "__main__":
