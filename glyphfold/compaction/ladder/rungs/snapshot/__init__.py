@@ -52,6 +52,7 @@ from glyphfold.compaction.ladder.rungs.snapshot.build import (
     page_records,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
+    FactScans,
     FactsheetConfig,
     extract_facts,
     format_factsheet,
@@ -149,6 +150,8 @@ class _Memo:
     # per factsheet caps (max_chars, max_items): text -> its factsheet price / its facts
     overheads: dict[tuple[int, int], dict[str, int]] = dataclasses.field(default_factory=dict)
     facts: dict[tuple[int, int], dict[str, list[Any]]] = dataclasses.field(default_factory=dict)
+    # each text's factsheet scan, whatever the caps (a 100M-char middle is read once)
+    scans: FactScans = dataclasses.field(default_factory=FactScans)
 
     def under(self, cfg: FactsheetConfig) -> tuple[dict[str, int], dict[str, list[Any]]]:
         """The factsheet prices and facts by text under the caps of ``cfg``."""
@@ -296,7 +299,7 @@ class Snapshot:
         def overhead(text: str) -> int:
             hit = overheads.get(text)
             if hit is None:
-                found = known[text] = extract_facts(text, config=cfg)  # build reuses them
+                found = known[text] = extract_facts(text, config=cfg, scans=memo.scans)
                 facts = format_factsheet(found)
                 guide = guide_text(999, len(text), 99, facts=bool(facts), focus=self.focus)
                 hit = overheads[text] = 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
@@ -365,6 +368,7 @@ class Snapshot:
             factsheet=sheet,
             focus=self.focus,
             facts=memo.under(sheet)[1],
+            scans=memo.scans,
         )
         return planner, inp
 

@@ -11,6 +11,7 @@ a page reads worst goes in first (hashes, hex ids, long paths and URLs, issue 20
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 from itertools import accumulate
@@ -92,7 +93,9 @@ _CLAIMING = frozenset({"url", "uuid", "hash"})
 CHUNK_CHARS = 65_536  # facts come in first-appearance order: stop once the cap is full
 
 
-def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[Fact]:
+def extract_facts(
+    text: str, *, config: FactsheetConfig | None = None, scans: FactScans | None = None
+) -> list[Fact]:
     """Find exact identifiers in ``text``: deduplicated, first occurrence order, capped.
 
     A transcript repeats the same paths and ids many times and most of its
@@ -101,26 +104,14 @@ def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[F
     The text is read in chunks, in order, and reading stops once the cap is
     full: a later fact could only rank after the ones already kept.
     ``HTTP 404``-style codes, which contain a space, are searched in the text.
+    ``scans``: the scans of texts already read (:class:`FactScans`), shared by calls
+    with other caps (the same facts, read once).
     """
     cfg = config or FactsheetConfig()
-    kinds = [k for k in KINDS if k in cfg.kinds]
-    rank: dict[str, int] = {}
-    found: dict[str, tuple[int, int, str]] = {}  # value -> (token rank, pos, kind)
-    claimed: set[str] = set()
-    found_chars = 0
-    pos = 0
-    n = len(text)
+    scan = (scans or FactScans()).of(text, cfg)
     # read on past the cap (bounded): what a page reads worst is chosen first, below
-    want_items, want_chars = cfg.max_items * _READ_ON, cfg.max_chars * _READ_ON
-    while pos < n and len(found) < want_items and found_chars < want_chars:
-        end = n if pos + CHUNK_CHARS >= n else text.find("\n", pos + CHUNK_CHARS)
-        end = n if end == -1 else end
-        chunk = text[pos:end]
-        pos = end
-        before = len(found)
-        _scan_chunk(chunk, kinds, cfg.min_len, rank, found, claimed)
-        found_chars += sum(len(v) + 3 for v in list(found)[before:])
-    ordered = sorted(found.items(), key=lambda kv: kv[1][:2])  # first appearance
+    found = scan.upto(cfg.max_items * _READ_ON, cfg.max_chars * _READ_ON)
+    ordered = sorted(found, key=lambda kv: kv[1][:2])  # first appearance
     chosen: set[str] = set()
     total = 0
     # the pages hold every word; the factsheet is for what pixels get wrong: the
@@ -137,6 +128,67 @@ def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[F
         if value in chosen:
             out.append(Fact(kind, value, len(out)))
     return out
+
+
+class FactScan:
+    """The chunk-by-chunk reading of one text, kept so that other caps reuse it.
+
+    What the first ``i`` chunks yield does not depend on the caps (only where reading
+    stops does), so a scan records, after each chunk, how many facts and chars it has
+    found; a call with other caps replays those marks and reads on only past them.
+    """
+
+    def __init__(self, text: str, kinds: list[str], minimum: int) -> None:
+        self.text = text
+        self.kinds = kinds
+        self.minimum = minimum
+        self.pos = 0
+        self.rank: dict[str, int] = {}
+        self.found: dict[str, tuple[int, int, str]] = {}  # value -> (token rank, pos, kind)
+        self.claimed: set[str] = set()
+        self.marks: list[tuple[int, int]] = [(0, 0)]  # (facts, chars) after each chunk
+        self._lock = threading.Lock()  # the build reads facts on a worker thread
+
+    def upto(self, want_items: int, want_chars: int) -> list[tuple[str, tuple[int, int, str]]]:
+        """The facts found when reading stops: at the first chunk end where ``want_items``
+        facts or ``want_chars`` chars are found, or at the end of the text."""
+        with self._lock:
+            for items, chars in self.marks:
+                if items >= want_items or chars >= want_chars:
+                    return list(self.found.items())[:items]
+            text, n = self.text, len(self.text)
+            items, chars = self.marks[-1]
+            while self.pos < n and items < want_items and chars < want_chars:
+                pos = self.pos
+                end = n if pos + CHUNK_CHARS >= n else text.find("\n", pos + CHUNK_CHARS)
+                end = n if end == -1 else end
+                self.pos = end
+                _scan_chunk(
+                    text[pos:end], self.kinds, self.minimum, self.rank, self.found, self.claimed
+                )
+                chars += sum(len(v) + 3 for v in list(self.found)[items:])
+                items = len(self.found)
+                self.marks.append((items, chars))
+            return list(self.found.items())[:items]
+
+
+class FactScans:
+    """The scans of the texts one caller reads (:func:`extract_facts` ``scans=``): a text
+    is read once whatever caps it is asked under (the planner prices the factsheet of a
+    run's text, the build extracts it with wider caps for the words it cut)."""
+
+    def __init__(self) -> None:
+        self._scans: dict[tuple[str, tuple[str, ...], int], FactScan] = {}
+        self._lock = threading.Lock()
+
+    def of(self, text: str, cfg: FactsheetConfig) -> FactScan:
+        kinds = [k for k in KINDS if k in cfg.kinds]
+        key = (text, tuple(kinds), cfg.min_len)
+        with self._lock:
+            scan = self._scans.get(key)
+            if scan is None:
+                scan = self._scans[key] = FactScan(text, kinds, cfg.min_len)
+            return scan
 
 
 _READ_ON = 4  # candidates read: up to four times the caps
@@ -200,7 +252,13 @@ def _scan_chunk(
                 claimed.add(pool[k])
 
 
-def run_facts(text: str, source: str, *, config: FactsheetConfig | None = None) -> list[Fact]:
+def run_facts(
+    text: str,
+    source: str,
+    *,
+    config: FactsheetConfig | None = None,
+    scans: FactScans | None = None,
+) -> list[Fact]:
     """The facts of one snapshot whose pages show ``text`` of its full ``source``.
 
     When the pages hold every word (``source`` is ``text``, or empty) this is
@@ -212,9 +270,9 @@ def run_facts(text: str, source: str, *, config: FactsheetConfig | None = None) 
     """
     cfg = config or FactsheetConfig()
     if not source or source == text:
-        return extract_facts(text, config=cfg)
+        return extract_facts(text, config=cfg, scans=scans)
     wide = replace(cfg, max_items=cfg.max_items * _READ_ON, max_chars=cfg.max_chars * _READ_ON)
-    off = [f for f in extract_facts(source, config=wide) if f.value not in text]
+    off = [f for f in extract_facts(source, config=wide, scans=scans) if f.value not in text]
     chosen: set[str] = set()
     total = 0
     for f in sorted(off, key=lambda f: _risk(f.kind, f.value)):
@@ -228,7 +286,10 @@ def run_facts(text: str, source: str, *, config: FactsheetConfig | None = None) 
         for k, f in enumerate(f for f in off if f.value in chosen)
     ]
     room = replace(cfg, max_items=cfg.max_items - len(out), max_chars=cfg.max_chars - total)
-    out += [Fact(f.kind, f.value, len(out) + f.offset) for f in extract_facts(text, config=room)]
+    out += [
+        Fact(f.kind, f.value, len(out) + f.offset)
+        for f in extract_facts(text, config=room, scans=scans)
+    ]
     return out
 
 
