@@ -30,3 +30,104 @@ def test_quoted_or_escaped_programs_are_still_read():
     for cmd in ('"cat" notes.txt', "\\cat notes.txt", "c'a't notes.txt"):
         reads, whole, _, _ = superseded._shell_action(cmd)
         assert whole and reads and reads[0].endswith("notes.txt")
+
+
+class _Counting:
+    """A compiled regex that counts its scans."""
+
+    def __init__(self, pattern):
+        self.pattern, self.calls = pattern, 0
+
+    def split(self, s):
+        self.calls += 1
+        return self.pattern.split(s)
+
+    def finditer(self, s):
+        self.calls += 1
+        return self.pattern.finditer(s)
+
+
+def _plain_shell_action(command):
+    """The rule without the literal tests (what it answered before them)."""
+    import re
+
+    reads, writes, edits = [], [], []
+    for m in superseded._REDIRECT.finditer(command):
+        (writes if m.group(1) == ">" else edits).append(superseded._norm_path(m.group(2)))
+    whole = False
+    for part in re.split(r"&&|\|\||;|\|", command):
+        try:
+            words = shlex.split(part, posix=True)
+        except ValueError:
+            continue
+        if not words:
+            continue
+        prog, rest = words[0], [w for w in words[1:] if not w.startswith("-")]
+        if prog in superseded._SHELL_READS and rest and ">" not in part:
+            files = [superseded._norm_path(w) for w in rest if not re.fullmatch(r"[\d+,]+p?", w)]
+            reads.extend(files)
+            whole = whole or prog == "cat"
+        elif prog == "sed" and any(w.startswith("-i") for w in words[1:]) and len(rest) >= 2:
+            edits.append(superseded._norm_path(rest[-1]))
+        elif prog in ("tee", "rm") and rest:
+            writes.extend(superseded._norm_path(w) for w in rest)
+    writes = [w for w in writes if w != "/dev/null"]
+    return tuple(reads), whole, tuple(writes), tuple(edits)
+
+
+def test_lines_without_separators_or_redirects_are_not_scanned(monkeypatch):
+    """A command with no ``&``, ``|``, ``;`` or ``>`` is one part writing nothing: the
+    separator and redirect regexes (a try at every position) are not run on it."""
+    seps = _Counting(superseded._SEPARATORS)
+    redirect = _Counting(superseded._REDIRECT)
+    monkeypatch.setattr(superseded, "_SEPARATORS", seps)
+    monkeypatch.setattr(superseded, "_REDIRECT", redirect)
+    assert superseded._shell_action("cat notes.txt " + "word " * 200)[1]
+    assert (seps.calls, redirect.calls) == (0, 0)
+    superseded._shell_action("cat a.txt > b.txt; rm c.txt")
+    assert (seps.calls, redirect.calls) == (1, 1)
+
+
+def test_literal_tests_answer_as_the_plain_rule():
+    import random
+
+    rnd = random.Random(7)
+    frags = [
+        "cat a.txt",
+        "sed -i s/x/y/ f.py",
+        "tee out.log",
+        "rm -f x",
+        "echo hi",
+        "ls",
+        "&&",
+        "||",
+        ";",
+        "|",
+        ">",
+        ">>",
+        "2>&1",
+        "/dev/null",
+        "'q'",
+        "head -5 b.py",
+        "&",
+    ]
+    for _ in range(2000):
+        cmd = " ".join(rnd.choice(frags) for _ in range(rnd.randrange(1, 7)))
+        assert superseded._shell_action(cmd) == _plain_shell_action(cmd), cmd
+
+
+def test_reasons_read_each_action_once(monkeypatch):
+    """``elision_reasons`` reads every call's action once for both rules."""
+    from glyphfold.compaction.ladder.rungs.superseded import Call
+
+    calls = [
+        Call("c1", "bash", {"command": "cat a.txt"}, "x\n" * 50),
+        Call("c2", "write_file", {"path": "a.txt", "content": "y" * 300}, "ok"),
+        Call("c3", "bash", {"command": "cat a.txt"}, "y\n" * 50),
+    ]
+    want = superseded.qualifying_reasons(calls), superseded.argument_reasons(calls)
+    actions = superseded.actions_of(calls)
+    monkeypatch.setattr(superseded, "action_of", lambda *a: (_ for _ in ()).throw(AssertionError))
+    got = superseded.qualifying_reasons(calls, actions), superseded.argument_reasons(calls, actions)
+    assert got == want
+    assert want[0]["c1"].startswith("reread by #c3")

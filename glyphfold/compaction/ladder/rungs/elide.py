@@ -55,6 +55,7 @@ from glyphfold.compaction.ladder.rungs.notable import (
 )
 from glyphfold.compaction.ladder.rungs.superseded import (
     Call,
+    actions_of,
     argument_reasons,
     is_test_run,
     qualifying_reasons,
@@ -159,7 +160,8 @@ def elision_reasons(history: History, config: ElideConfig) -> Reasons:
             if isinstance(b, ToolCall):
                 found: tuple[str | None, bool] = results.get(b.id, (None, False))
                 calls.append(Call(b.id, b.name, b.arguments, found[0], found[1]))
-    return Reasons(qualifying_reasons(calls), argument_reasons(calls))
+    actions = actions_of(calls)  # each call's action read once, for both rules
+    return Reasons(qualifying_reasons(calls, actions), argument_reasons(calls, actions))
 
 
 def _arg_chars(c: ToolCall) -> int:

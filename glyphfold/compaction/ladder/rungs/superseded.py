@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ __all__ = [
     "Action",
     "Call",
     "action_of",
+    "actions_of",
     "argument_reasons",
     "is_test_run",
     "qualifying_reasons",
@@ -115,6 +116,7 @@ def _path_arg(args: Mapping[str, Any]) -> str | None:
 
 
 _REDIRECT = re.compile(r"(?<![0-9&<>])(>{1,2})\s*([^\s;&|<>]+)")
+_SEPARATORS = re.compile(r"&&|\|\||;|\|")
 
 
 def _shell_action(
@@ -124,10 +126,12 @@ def _shell_action(
     reads: list[str] = []
     writes: list[str] = []
     edits: list[str] = []
-    for m in _REDIRECT.finditer(command):
-        (writes if m.group(1) == ">" else edits).append(_norm_path(m.group(2)))
+    if ">" in command:  # (the regexes try every position: a literal test first)
+        for m in _REDIRECT.finditer(command):
+            (writes if m.group(1) == ">" else edits).append(_norm_path(m.group(2)))
     whole = False
-    for part in re.split(r"&&|\|\||;|\|", command):
+    separated = "&" in command or "|" in command or ";" in command
+    for part in _SEPARATORS.split(command) if separated else (command,):
         if not _may_act(part):
             continue  # shlex costs ~4 ms on a long line: only parts that may act pay it
         try:
@@ -206,9 +210,9 @@ def _may_be_test_run(window: str) -> bool:
 
 def is_test_run(text: str) -> bool:
     """True when ``text`` is the output of a test runner (pytest, unittest, cargo, jest)."""
-    return any(
-        _may_be_test_run(w) and _TEST_RUN.search(w) is not None for w in (text[:4000], text[-4000:])
-    )
+    # a text of at most 4,000 chars is both windows: searched once
+    windows = (text,) if len(text) <= 4000 else (text[:4000], text[-4000:])
+    return any(_may_be_test_run(w) and _TEST_RUN.search(w) is not None for w in windows)
 
 
 _PROGRESS_LINE = re.compile(
@@ -264,22 +268,30 @@ class Call:
     verdict: bool = False  # the result is an error or a test run (never superseded)
 
 
-def qualifying_reasons(calls: Iterable[Call]) -> dict[str, str]:
+def actions_of(calls: Sequence[Call]) -> list[Action]:
+    """What each call reads and writes (:func:`action_of`), in order: both rules read them."""
+    return [action_of(c.name, c.arguments) for c in calls]
+
+
+def qualifying_reasons(
+    calls: Iterable[Call], actions: Sequence[Action] | None = None
+) -> dict[str, str]:
     """call id -> why its result qualifies for elision (SPEC §5.8), for the calls that do.
 
     A reason names what supersedes the result when there is one: ``reread by #c9``,
     ``rerun as #c12``, ``rewritten by #c7``, ``duplicate of #c20``; otherwise the kind
     (``progress``, ``confirmation``, ``empty``). Later calls anywhere in the history
-    (the tail too) supersede earlier ones.
+    (the tail too) supersede earlier ones. ``actions``: :func:`actions_of` the calls,
+    when the caller has them.
     """
     seq = list(calls)
+    acts = actions_of(seq) if actions is None else actions
     out: dict[str, str] = {}
     last_key: dict[str, str] = {}  # call key -> the newest call id with it (seen so far)
     last_whole_read: dict[str, str] = {}  # path -> newest call that read it whole
     last_write: dict[str, str] = {}  # path -> newest call that wrote it
     last_text: dict[str, str] = {}  # result text -> newest call id with it
-    for c in reversed(seq):  # newest first: what comes later is already seen
-        act = action_of(c.name, c.arguments)
+    for c, act in zip(reversed(seq), reversed(acts), strict=True):  # newest first
         why: str | None = None
         if c.result is not None:
             if not c.verdict:
@@ -310,19 +322,22 @@ def qualifying_reasons(calls: Iterable[Call]) -> dict[str, str]:
     return out
 
 
-def argument_reasons(calls: Iterable[Call]) -> dict[str, str]:
+def argument_reasons(
+    calls: Iterable[Call], actions: Sequence[Action] | None = None
+) -> dict[str, str]:
     """call id -> why the call's long argument values qualify for elision.
 
     A body written to a file (``create``, ``write_file``, a patch) qualifies when the
     same call is made again later, or when the file is written whole again or read
-    whole later (what it holds is then in what stays, or stale).
+    whole later (what it holds is then in what stays, or stale). ``actions``: as
+    :func:`qualifying_reasons` takes them.
     """
     seq = list(calls)
+    acts = actions_of(seq) if actions is None else actions
     out: dict[str, str] = {}
     last_key: dict[str, str] = {}
     later: dict[str, str] = {}  # path -> newest later call that wrote it or read it whole
-    for c in reversed(seq):
-        act = action_of(c.name, c.arguments)
+    for c, act in zip(reversed(seq), reversed(acts), strict=True):
         why = None
         for p in (*act.writes, *act.edits):
             if p in later:
