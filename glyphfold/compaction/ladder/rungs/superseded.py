@@ -244,7 +244,9 @@ def text_reason(text: str) -> str | None:
         return "empty"
     if len(body) <= _CONFIRMATION_CHARS and "\n" not in body and _CONFIRMATION.match(body):
         return "confirmation"
-    lines = [ln for ln in re.split(r"[\r\n]+", body) if ln.strip()]
+    # the non-blank lines between runs of CR/LF (str.split in C, not a regex split)
+    flat = body.replace("\r", "\n") if "\r" in body else body
+    lines = [ln for ln in flat.split("\n") if ln.strip()]
     n = len(lines)
     if n < 3:
         return None
