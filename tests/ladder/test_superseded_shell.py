@@ -131,3 +131,84 @@ def test_reasons_read_each_action_once(monkeypatch):
     got = superseded.qualifying_reasons(calls, actions), superseded.argument_reasons(calls, actions)
     assert got == want
     assert want[0]["c1"].startswith("reread by #c3")
+
+
+def _eager_reasons(calls):
+    """qualifying_reasons as it was written before the verdict became lazy."""
+    out, last_key, last_whole_read, last_write, last_text = {}, {}, {}, {}, {}
+    for c in reversed(calls):
+        act = superseded.action_of(c.name, c.arguments)
+        why = None
+        if c.result is not None:
+            if not c.verdict:
+                for p in act.reads:
+                    if p in last_whole_read:
+                        why = f"reread by #{last_whole_read[p]}"
+                        break
+                    if p in last_write:
+                        why = f"rewritten by #{last_write[p]}"
+                        break
+                if why is None and act.key in last_key:
+                    why = f"rerun as #{last_key[act.key]}"
+                if why is None and c.result in last_text:
+                    why = f"duplicate of #{last_text[c.result]}"
+                if why is None:
+                    why = superseded.text_reason(c.result)
+            elif c.result in last_text:
+                why = f"duplicate of #{last_text[c.result]}"
+            last_text.setdefault(c.result, c.call_id)
+        if why is not None:
+            out[c.call_id] = why
+        last_key.setdefault(act.key, c.call_id)
+        if act.whole:
+            for p in act.reads:
+                last_whole_read.setdefault(p, c.call_id)
+        for p in act.writes:
+            last_write.setdefault(p, c.call_id)
+    return out
+
+
+def test_a_verdict_is_asked_only_when_it_matters():
+    """Whether a result is an error or a test run changes its reason only when another
+    rule than ``duplicate`` applies: only then is it asked (issue 22: the error and test
+    regexes ran on every result), and the reasons are the eager rule's."""
+    import random
+
+    from glyphfold.compaction.ladder.rungs.superseded import Call
+
+    rnd = random.Random(11)
+    commands = ["cat a.py", "cat b.py", "ls", "pytest -q", "echo x > a.py", "rm b.py"]
+    texts = ["", "ok", "5 passed", "x\ny\nz", "Traceback", "Collecting a\nCollecting b\nx"]
+    for _ in range(300):
+        calls, verdicts = [], []
+        for k in range(rnd.randrange(1, 12)):
+            text = rnd.choice([*texts, None])
+            verdict = rnd.random() < 0.3
+            calls.append(Call(f"c{k}", "bash", {"command": rnd.choice(commands)}, text, verdict))
+            verdicts.append(verdict)
+        asked = []
+
+        def lazy(k, v, asked=asked):
+            return lambda: asked.append(k) or v
+
+        lazy_calls = [
+            Call(c.call_id, c.name, c.arguments, c.result, lazy(k, verdicts[k]))
+            for k, c in enumerate(calls)
+        ]
+        want = _eager_reasons(calls)
+        assert superseded.qualifying_reasons(lazy_calls) == want
+        assert superseded.qualifying_reasons(calls) == want
+        # asked once at most, and only for a result some rule other than duplicate elides
+        assert len(asked) == len(set(asked))
+        for k in asked:
+            assert calls[k].result is not None
+
+
+def test_a_result_no_rule_elides_is_not_judged():
+    from glyphfold.compaction.ladder.rungs.superseded import Call
+
+    def judge():
+        raise AssertionError("asked")
+
+    calls = [Call("c1", "bash", {"command": "ls"}, "alpha\nbeta\ngamma\ndelta", judge)]
+    assert superseded.qualifying_reasons(calls) == {}

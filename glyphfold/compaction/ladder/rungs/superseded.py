@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -267,7 +267,14 @@ class Call:
     name: str | None
     arguments: Any
     result: str | None  # None: the call has no result in the history
-    verdict: bool = False  # the result is an error or a test run (never superseded)
+    # the result is an error or a test run (never superseded); a function answering that
+    # is asked only when the answer matters (a reason other than ``duplicate`` was found)
+    verdict: bool | Callable[[], bool] = False
+
+    def is_verdict(self) -> bool:
+        """True when the result is an error or a test run."""
+        v = self.verdict
+        return v() if callable(v) else bool(v)
 
 
 def actions_of(calls: Sequence[Call]) -> list[Action]:
@@ -296,22 +303,25 @@ def qualifying_reasons(
     for c, act in zip(reversed(seq), reversed(acts), strict=True):  # newest first
         why: str | None = None
         if c.result is not None:
-            if not c.verdict:
-                for p in act.reads:
-                    if p in last_whole_read:
-                        why = f"reread by #{last_whole_read[p]}"
-                        break
-                    if p in last_write:
-                        why = f"rewritten by #{last_write[p]}"
-                        break
-                if why is None and act.key in last_key:
-                    why = f"rerun as #{last_key[act.key]}"
-                if why is None and c.result in last_text:
-                    why = f"duplicate of #{last_text[c.result]}"
-                if why is None:
-                    why = text_reason(c.result)
-            elif c.result in last_text:  # a verdict repeated word for word says nothing new
-                why = f"duplicate of #{last_text[c.result]}"
+            # a result that is no verdict qualifies for the first of these reasons; a
+            # verdict (an error, a test run) only as a duplicate: a verdict repeated word
+            # for word says nothing new. Whether it is one is asked only when it matters.
+            dup = last_text.get(c.result)
+            for p in act.reads:
+                if p in last_whole_read:
+                    why = f"reread by #{last_whole_read[p]}"
+                    break
+                if p in last_write:
+                    why = f"rewritten by #{last_write[p]}"
+                    break
+            if why is None and act.key in last_key:
+                why = f"rerun as #{last_key[act.key]}"
+            if why is None and dup is None:
+                why = text_reason(c.result)
+            if why is not None and c.is_verdict():
+                why = f"duplicate of #{dup}" if dup is not None else None
+            elif why is None and dup is not None:
+                why = f"duplicate of #{dup}"
             last_text.setdefault(c.result, c.call_id)
         if why is not None:
             out[c.call_id] = why
