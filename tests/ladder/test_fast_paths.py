@@ -52,3 +52,22 @@ def test_marks_are_memoised_and_still_checked():
     for _ in range(2):  # a refused label is refused every time (errors are not cached)
         with pytest.raises(ValueError, match="printable ASCII"):
             mark("[usér]")
+
+
+def test_block_id_digests_the_source_a_slice_at_a_time(monkeypatch):
+    """The id of a block is the digest of its source's UTF-8 bytes, whatever the slices
+    (issue 22: a 100M-char source was copied whole into bytes for its digest)."""
+    import hashlib
+    import importlib
+
+    build = importlib.import_module("glyphfold.compaction.ladder.rungs.snapshot.build")
+
+    source = "ab\u00e9\ue041 \U0001f600 x" * 50
+    whole = hashlib.blake2b(source.encode("utf-8"), digest_size=8).hexdigest()
+    assert build.block_id(source) == whole
+    for size in (1, 7, 64):
+        monkeypatch.setattr(build, "_HASH_CHARS", size)
+        assert build.block_id(source) == whole
+    assert build.block_id("") == hashlib.blake2b(b"", digest_size=8).hexdigest()
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate is refused as before
+        build.block_id("a\ud800b")
