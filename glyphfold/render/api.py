@@ -18,7 +18,7 @@ from glyphfold.render import backend
 from glyphfold.render.config import page_size, resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, row_bytes
 from glyphfold.render.ink import InkSpans, ink_levels
-from glyphfold.render.layout import Layout, TextFeed
+from glyphfold.render.layout import CHUNK_CHARS, Layout, TextFeed
 from glyphfold.render.options import RenderOptions, options_of
 from glyphfold.render.page import Page, prepare, render_pages
 
@@ -158,7 +158,12 @@ def plan_text(
     # laying out costs about an eighth of rendering: it counts so towards the kernels' budget
     kernels = backend.use_kernels(len(text) // 8)
     complete = True
-    for pl in Layout(text, setup.config, kernels=kernels).pages():
+    # a plan stopped at ``max_pages`` prepares its text in chunks of about twice what the
+    # pages hold (the pages are the same whatever the chunks, tests/render/test_stream.py):
+    # a 12-page plan of a 10M-char text no longer folds and classifies a 1M-char chunk
+    cfg = setup.config
+    chunk = None if max_pages is None else min(CHUNK_CHARS, 2 * max_pages * cfg.rows * cfg.cols)
+    for pl in Layout(text, cfg, kernels=kernels, chunk_chars=chunk).pages():
         if max_pages is not None and len(starts) >= max_pages:
             complete = False
             break
