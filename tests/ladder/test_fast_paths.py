@@ -71,3 +71,37 @@ def test_block_id_digests_the_source_a_slice_at_a_time(monkeypatch):
     assert build.block_id("") == hashlib.blake2b(b"", digest_size=8).hexdigest()
     with pytest.raises(UnicodeEncodeError):  # a lone surrogate is refused as before
         build.block_id("a\ud800b")
+
+
+def test_move_price_changes_equal_the_sums():
+    """MovePrices._changes (run for every imaged tool message) in plain loops gives the
+    sums it was written as."""
+    import random
+    from types import SimpleNamespace
+
+    from glyphfold.compaction.ladder.rungs.snapshot import price
+
+    def by_sums(results, args, rcap, acap):
+        r0, a0 = rcap[0], acap[0]
+        base = sum(min(n, r0) for n in results) + sum(min(n, a0) for n in args)
+        out = [0]
+        for lv in range(1, price.LEVELS + 1):
+            r, a = rcap[lv], acap[lv]
+            out.append(sum(min(n, r) for n in results) + sum(min(n, a) for n in args) - base)
+        d = sum(price._STUB - price._RESULT_FRAME - min(n, r0) for n in results if n > price._STUB)
+        out.append(d + sum(price._STUB - min(n, a0) for n in args if n > 120))
+        return out
+
+    rnd = random.Random(5)
+    inf = 1 << 60
+    for _ in range(500):
+        results = tuple(
+            rnd.choice((0, 30, 50, 51, 400, 9000, 120_000)) for _ in range(rnd.randrange(3))
+        )
+        args = tuple(rnd.choice((16, 120, 121, 300, 5000)) for _ in range(rnd.randrange(1, 4)))
+        rcap = [rnd.choice((inf, 10_000)), 8000, 4000, 2000, 1000, 400]
+        acap = [rnd.choice((inf, 3000)), 2000, 1000, 500, 250, 120]
+        src = SimpleNamespace(sizes=lambda pos, r=results, a=args: (r, a))
+        mp = object.__new__(price.MovePrices)
+        mp.planner = SimpleNamespace(source=src)
+        assert mp._changes(0, rcap, acap) == by_sums(results, args, rcap, acap)

@@ -165,15 +165,28 @@ class MovePrices:
         if not results and not args:  # an earlier snapshot's source: its pieces, exactly
             n0 = len(src.piece(pos, 0))
             return [len(src.piece(pos, lv)) - n0 for lv in range(LEVELS + 2)]
+        # plain loops, no generator per sum: this runs for every imaged tool message
         r0, a0 = rcap[0], acap[0]
-        base = sum(min(n, r0) for n in results) + sum(min(n, a0) for n in args)
-        out = [0]
-        for lv in range(1, LEVELS + 1):
+        capped = []  # the piece's capped size at each level 0..LEVELS
+        for lv in range(LEVELS + 1):
             r, a = rcap[lv], acap[lv]
-            out.append(sum(min(n, r) for n in results) + sum(min(n, a) for n in args) - base)
+            size = 0
+            for n in results:
+                size += n if n < r else r
+            for n in args:
+                size += n if n < a else a
+            capped.append(size)
+        base = capped[0]
+        out = [size - base for size in capped]
         # elided: one-line stubs for the results and the long arguments
-        d = sum(_STUB - _RESULT_FRAME - min(n, r0) for n in results if n > _STUB)
-        out.append(d + sum(_STUB - min(n, a0) for n in args if n > 120))
+        d = 0
+        for n in results:
+            if n > _STUB:
+                d += _STUB - _RESULT_FRAME - (n if n < r0 else r0)
+        for n in args:
+            if n > 120:
+                d += _STUB - (n if n < a0 else a0)
+        out.append(d)
         return out
 
     def price(self, j: int, cut: tuple[int, int] | None = None) -> tuple[int, int]:
