@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import functools
 import hashlib
 import json
 import os
@@ -105,10 +106,23 @@ class Built:
 
     history: History
     pages: list[Any] = field(default_factory=list)
-    removed: list[Removed] = field(default_factory=list)
     facts: int = 0
     missing: dict[int, int] = field(default_factory=dict)
     hints: list[str] = field(default_factory=list)
+    # the ledger rows are written when first asked for: a fit round whose build is not
+    # chosen writes none (at 10^5 imaged messages, 10^5 rows per round)
+    row_jobs: list[Callable[[list[Removed]], None]] = field(default_factory=list, repr=False)
+    _removed: list[Removed] | None = field(default=None, repr=False)
+
+    @property
+    def removed(self) -> list[Removed]:
+        """One ledger row per imaged message: the pages it went to, or why it was dropped."""
+        if self._removed is None:
+            rows: list[Removed] = []
+            for job in self.row_jobs:
+                job(rows)
+            self._removed = rows
+        return self._removed
 
 
 @dataclass(frozen=True)
@@ -156,7 +170,7 @@ def build(inp: BuildInput, plan: Plan) -> Built:
         nxt = msgs[inp.units[k].start] if k < len(inp.units) else _first_tail(inp)
         snap = _snapshot_message(inp, rt, res, job.result(), built)
         append_user_side(out, snap, nxt, ack_text=SNAPSHOT_ACK_TEXT, ack_kind=SNAPSHOT_ACK)
-        _ledger_rows(inp, plan, rt, res, len(built.pages), built)
+        built.row_jobs.append(functools.partial(_ledger_rows, inp, plan, rt, res, len(built.pages)))
         if res is not None:
             built.pages.extend(res.pages)
     out.extend(msgs[inp.regions.tail_start :])
@@ -258,7 +272,7 @@ def _treatment_note(inp: BuildInput, plan: Plan, k: int, pos: int) -> str:
 
 
 def _ledger_rows(
-    inp: BuildInput, plan: Plan, rt: RunText, res: Any, first_page: int, built: Built
+    inp: BuildInput, plan: Plan, rt: RunText, res: Any, first_page: int, out: list[Removed]
 ) -> None:
     """One row per message of the run: the pages it went to, or why it was dropped."""
     msgs = inp.history.messages
@@ -287,7 +301,7 @@ def _ledger_rows(
             detail = f"{where}; transcript chars {s}-{e}" + (f"; {note}" if note else "")
             if known[2]:
                 detail += "; earlier snapshot re-rendered from its source"
-            built.removed.append(
+            out.append(
                 Removed(
                     i,
                     "dropped" if dropped else "snapshot",
