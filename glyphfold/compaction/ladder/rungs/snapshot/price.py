@@ -19,6 +19,7 @@ handful of small layouts per call whatever the history size.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -124,9 +125,10 @@ class MovePrices:
         rcap = [cfg.max_result_chars or inf for cfg in caps]
         acap = [cfg.max_args_chars or inf for cfg in caps]
         # per run: indices of the moves that touch it, the running change, the drops
-        self._at: list[list[int]] = [[] for _ in self.runs]
-        self._cum: list[list[int]] = [[] for _ in self.runs]
-        self._drops: list[list[int]] = [[] for _ in self.runs]
+        # machine integers, not int objects: ~3.5e5 moves per estimate at 10^5 messages
+        self._at: list[array[int]] = [array("q") for _ in self.runs]
+        self._cum: list[array[int]] = [array("q") for _ in self.runs]
+        self._drops: list[array[int]] = [array("q") for _ in self.runs]
         lens0 = planner._lens0()
         unit_len = {k: lens0[k] for k in run_of}
         text_units = [[k for k in run if unit_len[k]] for run in self.runs]
