@@ -43,6 +43,7 @@ def test_backed_pieces_are_the_same_text():
     text, _ = join([p for p in before if p])
     src.back(text, 0, range(len(msgs)))
     assert [src.piece(p) for p in range(len(msgs))] == before
+    assert [src.piece_len(p) for p in range(len(msgs))] == [len(p) for p in before]
     kept = [v for (_, level), v in src._cache.items() if level == 0]
     assert all(type(v) is _Slice for v in kept if v)  # no second copy of any piece
     assert all(v.text is text for v in kept if v)
@@ -86,6 +87,9 @@ def test_only_the_chosen_rounds_rows_are_written(monkeypatch):
         return real(inp, plan, rt, res, first_page, out)
 
     monkeypatch.setattr(build_mod, "_ledger_rows", noting)
+    digested: list[int] = []
+    real_id = build_mod.block_id
+    monkeypatch.setattr(build_mod, "block_id", lambda s: digested.append(id(s)) or real_id(s))
     builds: list[int] = []
     real_build = build_mod.build
 
@@ -102,4 +106,5 @@ def test_only_the_chosen_rounds_rows_are_written(monkeypatch):
     assert imaged  # every imaged message has its row
     assert len(set(rounds)) == 1  # one plan's rows, however many rounds were built
     assert len(builds) >= 2  # several rounds were built: only one wrote its rows
+    assert len(digested) == len(set(digested))  # each source digested once, not per round
     assert coerce(r.messages)[0].messages  # a valid history came out

@@ -74,6 +74,15 @@ def block_id(source: str) -> str:
     return h.hexdigest()
 
 
+def _block_id(inp: BuildInput, source: str) -> str:
+    """:func:`block_id`, once per source text of a rung call (every fit round's build
+    images the same run's words: the same digest of up to 100M chars)."""
+    hit = inp.block_ids.get(id(source))
+    if hit is None or hit[0] is not source:
+        hit = inp.block_ids[id(source)] = (source, block_id(source))
+    return hit[1]
+
+
 FOCUS_GUIDE = " The user asks you to look in these pages above all for: {focus}."
 
 
@@ -144,6 +153,8 @@ class BuildInput:
     scans: FactScans | None = field(default=None, compare=False)
     # message index -> (chars, id, is a snapshot) for its ledger row: fit rounds build again
     rows: dict[int, tuple[int, str | None, bool]] = field(default_factory=dict, compare=False)
+    # id of a snapshot's source -> (the source, its block id): fit rounds build again
+    block_ids: dict[int, tuple[str, str]] = field(default_factory=dict, compare=False)
 
 
 def build(inp: BuildInput, plan: Plan) -> Built:
@@ -229,7 +240,7 @@ def _snapshot_message(
         version=SNAPSHOT_VERSION,
         source=rt.source or rt.text,  # every word (SPEC §5.9), whatever the pages hold
         # a stable id of the block (SPEC §5.10): the same source gives the same block
-        block=block_id(rt.source or rt.text),
+        block=_block_id(inp, rt.source or rt.text),
         pages=[list(p.source_span) for p in pages],
         messages=n_msgs,
         profile=getattr(inp.profile, "name", str(inp.profile)),

@@ -126,6 +126,11 @@ class Source:
             self._cache[key] = text
         return text
 
+    def piece_len(self, pos: int) -> int:
+        """The length of message ``pos``'s level-0 piece (no copy of a span is made)."""
+        hit = self._cache.get((id(self.messages[pos]), 0))
+        return len(hit) if hit is not None else len(self.piece(pos))
+
     def back(self, text: str, start: int, positions: Sequence[int]) -> None:
         """The level-0 pieces of ``positions`` are ``text`` from ``start`` on, joined by
         newlines (:func:`join`): keep them as spans of it, not as copies of their own.
