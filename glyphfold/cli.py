@@ -109,9 +109,11 @@ def _version() -> str:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Build the top-level parser with every registered subcommand.
 
-    ``only`` names the command about to run: the others get their name and help
-    but not their options (declaring them imports what they need: the history
-    model, tables...; a ``render`` started cold does not pay for them).
+    ``only`` names the command about to run: it is the only one declared (the
+    others' modules are not even imported: declaring them imports what they need,
+    the history model, tables...; a ``render`` started cold does not pay for them,
+    issue 22). Without it (``glyphfold --help``, an unknown command) every command
+    is listed with its help.
     """
     parser = _Parser(
         prog="glyphfold",
@@ -122,6 +124,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         module = importlib.import_module(module_name)
         p = sub.add_parser(
             name,
@@ -129,8 +133,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             description=getattr(module, "DESCRIPTION", module.HELP),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        if only is None or name == only:
-            module.add_arguments(p)
+        module.add_arguments(p)
         if not any("--quiet" in a.option_strings for a in p._actions):
             p.add_argument(
                 "-q", "--quiet", action="store_true", help="no progress and no summary on stderr"

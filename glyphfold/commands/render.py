@@ -213,13 +213,18 @@ def cheaper_option(
                 if shape == options["shape"] and reflow == options["reflow"]:
                     continue
                 trial = {**options, "shape": shape, "reflow": reflow}
-                cost = plan_text(text, **trial).image_tokens
-                flags = f"--shape {shape}"
-                if reflow != options["reflow"]:
-                    flags += " --reflow" if reflow else " --no-reflow"
-                if cost < image_tokens and (best is None or cost < best[0]):
-                    best = (cost, flags)
-    if best is not None and best[0] < text_tokens:
+                # an option is named only when it beats the pages, the text and the best
+                # so far: its plan stops at that price (a few pages, not the text)
+                beat = min(image_tokens, text_tokens, best[0] if best else image_tokens)
+                if beat < 1:
+                    break
+                plan = plan_text(text, **trial, max_tokens=beat - 1)
+                if plan.complete:
+                    flags = f"--shape {shape}"
+                    if reflow != options["reflow"]:
+                        flags += " --reflow" if reflow else " --no-reflow"
+                    best = (plan.image_tokens, flags)
+    if best is not None:
         return f"{best[1]} costs ~{best[0]:,} image tokens"
     return f"send it as text (~{text_tokens:,} tokens)"
 

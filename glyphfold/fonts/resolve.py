@@ -23,8 +23,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 from glyphfold.errors import FontNotFoundError
@@ -100,6 +98,9 @@ def _lookup(spec: str, *, origin: str) -> Path:
 @functools.lru_cache(maxsize=64)
 def fc_match(family: str) -> Path | None:
     """Ask fontconfig for ``family``; None when fc-match is missing or substitutes."""
+    import shutil  # here: a render that needs no system font does not import them
+    import subprocess
+
     exe = shutil.which("fc-match")
     if exe is None:
         return None

@@ -18,7 +18,7 @@ from glyphfold.render import backend
 from glyphfold.render.config import page_size, resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, row_bytes
 from glyphfold.render.ink import InkSpans, ink_levels
-from glyphfold.render.layout import CHUNK_CHARS, Layout, TextFeed
+from glyphfold.render.layout import Layout, TextFeed
 from glyphfold.render.options import RenderOptions, options_of
 from glyphfold.render.page import Page, prepare, render_pages
 
@@ -119,12 +119,15 @@ def plan_text(
     collapse: bool = False,
     ink: InkSpans = (),
     max_pages: int | None = None,
+    max_tokens: int | None = None,
 ) -> TextPlan:
     """Plan the pages of ``text`` as :func:`render_text` with the same options would.
 
     ``max_pages``: plan no further than that many pages (``complete`` says whether the
     text has more): a caller that only needs to know a text overflows a page limit
-    lays out the limit, not the text.
+    lays out the limit, not the text. ``max_tokens`` likewise stops before the page
+    that would take the pages' price over it: a caller comparing prices lays out no
+    more than the price it must beat.
 
     Laying out is a fraction of rendering: callers that try many candidate texts
     (the snapshot rung) plan them and render once. ``ink`` only matters for the
@@ -150,6 +153,8 @@ def plan_text(
         raise InputError(msg)
     if max_pages is not None:
         check_int("max_pages (or None)", max_pages, minimum=1, error=InputError)
+    if max_tokens is not None:
+        check_int("max_tokens (or None)", max_tokens, minimum=0, error=InputError)
     o = dataclasses.replace(o, bits=_ink_bits(o.ink, len(text), o.bits)[1])
     setup = resolve_setup(o)
     starts: list[int] = []
@@ -158,18 +163,19 @@ def plan_text(
     # laying out costs about an eighth of rendering: it counts so towards the kernels' budget
     kernels = backend.use_kernels(len(text) // 8)
     complete = True
-    # a plan stopped at ``max_pages`` prepares its text in chunks of about twice what the
-    # pages hold (the pages are the same whatever the chunks, tests/render/test_stream.py):
-    # a 12-page plan of a 10M-char text no longer folds and classifies a 1M-char chunk
-    cfg = setup.config
-    chunk = None if max_pages is None else min(CHUNK_CHARS, 2 * max_pages * cfg.rows * cfg.cols)
-    for pl in Layout(text, cfg, kernels=kernels, chunk_chars=chunk).pages():
+    total = 0
+    for pl in Layout(text, setup.config, kernels=kernels).pages():
         if max_pages is not None and len(starts) >= max_pages:
             complete = False
             break
         w, h = page_size(setup, pl.n_rows)
+        cost = setup.profile.cost(w, h)
+        if max_tokens is not None and total + cost > max_tokens:
+            complete = False
+            break
+        total += cost
         starts.append(pl.span[0])
-        tokens.append(setup.profile.cost(w, h))
+        tokens.append(cost)
         sizes.append((w, h))
     full_w, full_h = page_size(setup, setup.config.rows)
     # uncompressed size bounds the PNG (deflate never loses much on glyph pages)

@@ -261,6 +261,10 @@ class PageLayout:
 # Source characters prepared (code points, folding, classes) at a time: the layout's
 # per-character arrays are this big, whatever the length of the text (issue 22).
 CHUNK_CHARS = 1 << 20
+# The first chunk is smaller and each next one twice the last, up to CHUNK_CHARS: the
+# first page of a long text waits for a 64k-char chunk, not a 1M one (the work before
+# the first page is serial: a multi-threaded render starts its page threads sooner).
+FIRST_CHUNK_CHARS = 1 << 16
 _BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 _SOLID = re.compile("[^ \t\n\r\x85\u2028\u2029]")
 _TEXT_LINE = re.compile("[ \t]*[^ \t\n\r\x85\u2028\u2029]")
@@ -391,7 +395,7 @@ class Layout:
             msg = "a layout of a TextFeed has no code points before its pages are laid out"
             raise LayoutError(msg)
         if self._first is None:
-            self._first = self._prepare(0, self._chunk_end(0))
+            self._first = self._prepare(0, self._chunk_end(0, 0))
         return self._first.cps
 
     @property
@@ -399,10 +403,16 @@ class Layout:
         """The class table (filled for every code point prepared so far)."""
         return class_table(self.cps)
 
-    def _chunk_end(self, start: int) -> int:
+    def _chunk_size(self, k: int) -> int:
+        """Source characters of the ``k``-th chunk (0-based): :data:`FIRST_CHUNK_CHARS`,
+        doubling up to ``chunk_chars``."""
+        return min(self.chunk_chars, FIRST_CHUNK_CHARS << min(k, 16))
+
+    def _chunk_end(self, start: int, k: int) -> int:
         if not isinstance(self._source, str):
             return self.n_source
-        return chunk_end(self._source, start, self.chunk_chars, collapse=self.config.collapse)
+        size = self._chunk_size(k)
+        return chunk_end(self._source, start, size, collapse=self.config.collapse)
 
     def _prepare(self, start: int, end: int, text: str | None = None) -> _Chunk:
         """Code points of the source ``[start, end)`` (``text``: its characters when the
@@ -433,9 +443,11 @@ class Layout:
     def _chunks(self) -> Iterator[_Chunk]:
         feed = self._source if isinstance(self._source, TextFeed) else None
         start = 0
+        k = 0
         while True:
             if feed is not None:
-                text, start, last = feed.take(self.chunk_chars, collapse=self.config.collapse)
+                size = self._chunk_size(k)
+                text, start, last = feed.take(size, collapse=self.config.collapse)
                 chunk = self._prepare(start, start + len(text), text)
                 chunk.last = last
                 if last:
@@ -443,7 +455,7 @@ class Layout:
             elif start == 0 and self._first is not None:
                 chunk = self._first
             else:
-                chunk = self._prepare(start, self._chunk_end(start))
+                chunk = self._prepare(start, self._chunk_end(start, k))
             self.folded += chunk.folded
             if self.on_chunk is not None:
                 self.on_chunk(chunk.cps, _CLS)
@@ -451,6 +463,7 @@ class Layout:
             if chunk.last:
                 return
             start = chunk.end
+            k += 1
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -463,12 +476,15 @@ class Layout:
             out["whitespace"] = self.folded
         return out
 
-    def pages(self, *, reuse: bool = False) -> Iterator[PageLayout]:
+    def pages(self, *, reuse: bool = False, prefetch: bool = False) -> Iterator[PageLayout]:
         """Yield pages in order.
 
         With ``reuse`` the grid buffers are recycled: a page is only valid until
         the next one is produced (the renderer's hot path); otherwise each page
-        owns its arrays and may be kept.
+        owns its arrays and may be kept. With ``prefetch`` the next chunk is prepared
+        (code points, classes, ``on_chunk``) on a helper thread while this one lays
+        out the pages of the current chunk: a multi-threaded render's page threads
+        are not left idle at chunk boundaries.
 
         Chunks are laid out as one text: a page that reaches the end of the
         prepared code points while more source follows is laid out again with the
@@ -482,7 +498,7 @@ class Layout:
         grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
         src = np.empty(src_shape, dtype=np.int64)
         row_start = np.empty(cfg.rows, dtype=np.int64)
-        feed = self._chunks()
+        feed = _ahead(self._chunks()) if prefetch else self._chunks()
         buf = next(feed)
         more = not buf.last
         page_fn, args = self._page_fn(buf)
@@ -553,6 +569,21 @@ class Layout:
         if src is not None and (buf.orig is not None or buf.start):
             src = np.where(src >= 0, buf.offsets(np.maximum(src, 0)), -1)
         return PageLayout(grid=grid, n_rows=n_rows, row_start=row_start, span=span, src=src)
+
+
+def _ahead(chunks: Iterator[_Chunk]) -> Iterator[_Chunk]:
+    """``chunks``, each next one prepared on a helper thread while this one is used."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="glyphfold-chunk") as pool:
+        pending = pool.submit(next, chunks)
+        while True:
+            chunk = pending.result()
+            if not chunk.last:
+                pending = pool.submit(next, chunks)
+            yield chunk
+            if chunk.last:
+                return
 
 
 def _join(buf: _Chunk, start: int, nxt: _Chunk) -> _Chunk:

@@ -12,8 +12,8 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from glyphfold.render.config import Setup, page_size
 from glyphfold.render.encode import encode_png, png_from_scanlines, row_bytes
 from glyphfold.render.ink import page_ink
 from glyphfold.render.layout import FOLD_CHARS, Layout, PageLayout, TextFeed
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 @dataclass(frozen=True)
@@ -289,6 +292,11 @@ class PageWriter:
         )
 
 
+# pages laid out ahead per page thread: the threads keep working while the calling
+# thread is descheduled or prepares the next chunk (a page layout is ~100 kB)
+PAGES_AHEAD = 4
+
+
 def render_pages(
     setup: Setup,
     atlas: Atlas,
@@ -305,7 +313,8 @@ def render_pages(
     With ``threads`` > 1 the pages are drawn and encoded on that many worker threads
     (one page buffer each) while this thread lays out the next ones: the kernels and
     deflate release the GIL, so the pages of a long text use every core. At most
-    two pages per thread are in flight (memory stays bounded by pages, not text).
+    :data:`PAGES_AHEAD` pages per thread are in flight (memory stays bounded by
+    pages, not text).
     """
 
     def new_writer() -> PageWriter:
@@ -332,12 +341,16 @@ def render_pages(
             writer = local.writer = new_writer()
         return writer.page(pl)
 
+    from concurrent.futures import ThreadPoolExecutor  # here: one thread needs no pool
+
     window: deque[Future[Page]] = deque()
     with ThreadPoolExecutor(threads, thread_name_prefix="glyphfold-page") as pool:
         try:
-            for pl in lay.pages():  # each page owns its arrays: workers hold them
+            # each page owns its arrays (workers hold them); the next chunk is prepared
+            # on a helper thread meanwhile
+            for pl in lay.pages(prefetch=True):
                 window.append(pool.submit(work, pl))
-                if len(window) >= 2 * threads:
+                if len(window) >= PAGES_AHEAD * threads:
                     yield window.popleft().result()
             while window:
                 yield window.popleft().result()

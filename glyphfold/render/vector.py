@@ -296,11 +296,34 @@ def _lower_halves(grid: np.ndarray, src: np.ndarray, r: int, want_src: bool) -> 
         src[r, left + 1] = src[r - 1, left]
 
 
+_SEEN_MIN = 1 << 16  # from this many code points, a seen-table beats sorting
+
+
+def distinct(cps: np.ndarray) -> np.ndarray:
+    """The distinct values of the code point array ``cps``, ascending.
+
+    Not ``np.unique``: its first call imports ``numpy.ma`` (~40 ms of a fresh
+    process's first page, issue 22). Small arrays are sorted; large ones mark a
+    table of every code point (no sort).
+    """
+    if cps.shape[0] < _SEEN_MIN:
+        s = np.sort(cps)
+        if not s.shape[0]:
+            return s
+        keep = np.empty(s.shape[0], dtype=np.bool_)
+        keep[0] = True
+        np.not_equal(s[1:], s[:-1], out=keep[1:])
+        return s[keep]
+    seen = np.zeros(int(cps.max()) + 1, dtype=np.bool_)
+    seen[cps] = True
+    return np.flatnonzero(seen).astype(cps.dtype, copy=False)
+
+
 def unclassified(cps: np.ndarray, cls: np.ndarray) -> list[int]:
     """The distinct code points of ``cps`` whose class is still unknown (0)."""
     if not cps.shape[0]:
         return []
-    return np.unique(cps[cls[cps] == 0]).tolist()
+    return distinct(cps[cls[cps] == 0]).tolist()
 
 
 def unmapped(cps: np.ndarray, cls: np.ndarray, table: np.ndarray) -> list[int]:
@@ -311,7 +334,7 @@ def unmapped(cps: np.ndarray, cls: np.ndarray, table: np.ndarray) -> list[int]:
     if not todo.shape[0]:
         return []
     k = cls[todo]
-    return np.unique(todo[(k == C_NARROW) | (k == C_WIDE)]).tolist()
+    return distinct(todo[(k == C_NARROW) | (k == C_WIDE)]).tolist()
 
 
 def slots(grid: np.ndarray, table: np.ndarray, ink: np.ndarray, stride: int) -> np.ndarray:

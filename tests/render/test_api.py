@@ -312,3 +312,23 @@ def test_plan_stops_at_max_pages():
     assert exact == whole
     with pytest.raises(InputError, match="max_pages"):
         plan_text(text, max_pages=0)
+
+
+def test_plan_stops_at_max_tokens():
+    """``max_tokens`` plans the pages whose price stays within it, as the whole plan has
+    them, and says the text goes on; the whole price fits exactly (the CLI's cheaper-
+    option check lays out no more than the price to beat; issue 22). Bad values named."""
+    from glyphfold.render.api import plan_text
+
+    text = "\n".join(f"line {i}: " + "lorem ipsum " * (i % 13) for i in range(3000))
+    whole = plan_text(text, reflow=True)
+    assert len(whole.page_tokens) > 3
+    cut = sum(whole.page_tokens[:2]) + whole.page_tokens[2] - 1  # the third page goes over
+    head = plan_text(text, reflow=True, max_tokens=cut)
+    assert head.page_starts == whole.page_starts[:2]
+    assert head.page_tokens == whole.page_tokens[:2]
+    assert not head.complete
+    assert plan_text(text, reflow=True, max_tokens=whole.image_tokens) == whole
+    assert not plan_text(text, reflow=True, max_tokens=0).page_tokens
+    with pytest.raises(InputError, match="max_tokens"):
+        plan_text(text, max_tokens=-1)

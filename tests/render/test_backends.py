@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -141,3 +142,19 @@ def test_forced_modes_ignore_the_budget(monkeypatch):
     monkeypatch.setenv(backend.ENV_VAR, "numba")
     assert backend.use_kernels(1)
     assert backend.numpy_chars() == 0
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 5000, 70_000, 300_000])
+def test_distinct_is_np_unique(n):
+    """``vector.distinct`` (sorted below 64k values, a seen-table above) gives np.unique's
+    answer, in the input's dtype (it replaces np.unique, whose first call imports
+    numpy.ma: issue 22)."""
+    from glyphfold.render import vector
+
+    rng = np.random.default_rng(n)
+    cps = np.concatenate(
+        [rng.integers(0, 128, n // 2), rng.integers(0, 0x10FFFF, n - n // 2)]
+    ).astype(np.uint32)
+    got = vector.distinct(cps)
+    assert got.dtype == np.uint32
+    assert got.tolist() == np.unique(cps).tolist()

@@ -176,3 +176,90 @@ def test_bench_fresh_processes_report_cpu(tmp_path):
         assert r.info["backend"] == "numpy" and not r.info["numba_imported"]
     base = F.baseline_runs(repeat=1)
     assert set(base) == set(F.BASELINES) and all(r.cpu_s > 0 for r in base.values())
+
+
+def _cheaper_unbounded(text, options, image_tokens):
+    """The cheaper-option search as it was: every candidate planned whole."""
+    from glyphfold.render.api import plan_text
+
+    text_tokens = (len(text) + 3) // 4
+    best = None
+    for shape in ("dense", "regular", "large"):
+        for reflow in (False, True):
+            if shape == options["shape"] and reflow == options["reflow"]:
+                continue
+            cost = plan_text(text, **{**options, "shape": shape, "reflow": reflow}).image_tokens
+            flags = f"--shape {shape}"
+            if reflow != options["reflow"]:
+                flags += " --reflow" if reflow else " --no-reflow"
+            if cost < image_tokens and (best is None or cost < best[0]):
+                best = (cost, flags)
+    if best is not None and best[0] < text_tokens:
+        return f"{best[1]} costs ~{best[0]:,} image tokens"
+    return f"send it as text (~{text_tokens:,} tokens)"
+
+
+@pytest.mark.parametrize(
+    ("text", "shape", "reflow"),
+    [
+        ("x = 1\n" * 3000, None, False),  # short lines: reflow wins
+        ("word " * 4000, "large", True),  # dense text in large cells: a smaller shape wins
+        ("a\n" * 500, "dense", True),  # nothing beats the text itself
+    ],
+)
+def test_cheaper_option_plans_no_further_than_the_price_to_beat(monkeypatch, text, shape, reflow):
+    """The warning's search names the option the whole-plan search named, but each
+    candidate's plan stops at the price it must beat (issue 22: the check is cheap)."""
+    from glyphfold.commands import render as R
+    from glyphfold.render import api
+    from glyphfold.render.api import render_text
+
+    options = {
+        "profile": "anthropic",
+        "shape": shape,
+        "font": None,
+        "cell": None,
+        "page": None,
+        "bits": None,
+        "reflow": reflow,
+        "collapse": False,
+        "margin": None,
+    }
+    image_tokens = render_text(text, **options).image_tokens
+    expected = _cheaper_unbounded(text, options, image_tokens)
+    bounds = []
+    real = api.plan_text
+
+    def spy(t, **kw):
+        bounds.append(kw.get("max_tokens"))
+        return real(t, **kw)
+
+    monkeypatch.setattr(api, "plan_text", spy)
+    assert R.cheaper_option(text, options, image_tokens) == expected
+    assert bounds and all(b is not None and b < image_tokens for b in bounds)
+
+
+def test_a_render_imports_only_what_its_first_page_needs(tmp_path):
+    """A fresh `glyphfold render` imports no other command's module and not numpy.ma
+    (np.unique's first call imported it: ~40 ms of a cold first page; issue 22)."""
+    src = tmp_path / "in.txt"
+    src.write_text("a first page of text, 国语 ✓\n" * 200, encoding="utf-8")
+    code = (
+        "import sys; from glyphfold.cli import main; "
+        f"main(['render', {str(src)!r}, '--out', {str(tmp_path / 'o')!r}, '--quiet']); "
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "glyphfold.commands.render" in out
+    others = [
+        m
+        for m in out
+        if m.startswith("glyphfold.commands.")
+        and not m.startswith(("glyphfold.commands.render", "glyphfold.commands._"))
+    ]
+    assert not others, others
+    assert "numpy.ma" not in out
+    assert "concurrent.futures" not in out  # one thread: no pool
+    assert (tmp_path / "o" / "page-0001.png").is_file()

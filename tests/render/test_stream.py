@@ -187,3 +187,37 @@ def test_cli_streams_a_large_file(tmp_path, monkeypatch, capsys):
     assert main(["render", str(bad), "--out", str(tmp_path / "o2")]) == 2
     assert "byte offset 5,000" in capsys.readouterr().err
     assert not (tmp_path / "o2").exists() or not list((tmp_path / "o2").iterdir())
+
+
+def test_chunks_start_small_and_double(monkeypatch):
+    """The first chunk is FIRST_CHUNK_CHARS (to a line end), each next one twice the last
+    up to CHUNK_CHARS: the first page of a long text waits for a small chunk, and a
+    threaded render starts its page threads sooner (issue 22). The pages are the same."""
+    import glyphfold.render.layout as L
+
+    monkeypatch.setattr(L, "FIRST_CHUNK_CHARS", 1000)
+    text = "a line of text to lay out in chunks\n" * 3000  # 108k chars
+    sizes: list[int] = []
+    cfg = LayoutConfig(cols=80, rows=40)
+    lay = Layout(text, cfg, chunk_chars=16_000, on_chunk=lambda cps, cls: sizes.append(len(cps)))
+    got = [(p.grid[: p.n_rows].tolist(), p.span) for p in lay.pages()]
+    assert [s // 1000 for s in sizes[:5]] == [1, 2, 4, 8, 16]  # each cut at a line end
+    assert all(s < 16_100 for s in sizes) and sum(sizes) == len(text)
+    whole = Layout(text, cfg, chunk_chars=len(text))
+    assert got == [(p.grid[: p.n_rows].tolist(), p.span) for p in whole.pages()]
+
+
+@pytest.mark.parametrize("collapse", [False, True])
+def test_prefetched_chunks_give_the_same_pages(collapse):
+    """``pages(prefetch=True)`` prepares the next chunk on a helper thread: same pages,
+    same counts, every chunk handed to ``on_chunk`` once and in order."""
+    text = "prefetch: 国语 ✓\tand  a line   long enough to wrap\nand more\n\n\n" * 400
+    cfg = LayoutConfig(cols=30, rows=12, collapse=collapse, reflow=True)
+    runs = []
+    for prefetch in (False, True):
+        seen: list[int] = []
+        lay = Layout(text, cfg, chunk_chars=500, on_chunk=lambda c, k, s=seen: s.append(len(c)))
+        pages = [(p.grid[: p.n_rows].tolist(), p.span) for p in lay.pages(prefetch=prefetch)]
+        runs.append((pages, lay.dropped, seen))
+    assert len(runs[0][2]) > 10
+    assert runs[0] == runs[1]
