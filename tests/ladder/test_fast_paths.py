@@ -104,4 +104,7 @@ def test_move_price_changes_equal_the_sums():
         src = SimpleNamespace(sizes=lambda pos, r=results, a=args: (r, a))
         mp = object.__new__(price.MovePrices)
         mp.planner = SimpleNamespace(source=src)
+        mp._by_sizes = {}
         assert mp._changes(0, rcap, acap) == by_sums(results, args, rcap, acap)
+        assert mp._changes(1, rcap, acap) == by_sums(results, args, rcap, acap)
+        assert len(mp._by_sizes) == 1  # the same sizes: priced once

@@ -260,7 +260,7 @@ class Snapshot:
                 imaged.extend(history.messages[s.start : s.end])
             cost = sum(costs[s.start : s.end])
             # an earlier pass's snapshot that is not kept (frozen) is rendered again
-            earlier = not keep and any(is_snapshot(m) for m in history.messages[s.start : s.end])
+            earlier = not keep and any(map(is_snapshot, history.messages[s.start : s.end]))
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
         return units, Source(imaged, tool_names(history), self.config.transcript, shared=pieces)
 

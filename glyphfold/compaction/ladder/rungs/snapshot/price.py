@@ -137,6 +137,7 @@ class MovePrices:
         total = [0] * len(self.runs)
         at, cum, drops = self._at, self._cum, self._drops
         est: dict[int, list[int]] = {}  # position -> its estimated length change per level
+        self._by_sizes: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
         for j, (kind, a, level) in enumerate(moves):
             if kind == "level":
                 k = unit_of_pos[a]
@@ -167,6 +168,16 @@ class MovePrices:
         if not results and not args:  # an earlier snapshot's source: its pieces, exactly
             n0 = len(src.piece(pos, 0))
             return [len(src.piece(pos, lv)) - n0 for lv in range(LEVELS + 2)]
+        key = (results, args)  # the changes depend on the sizes only (same caps throughout)
+        hit = self._by_sizes.get(key)
+        if hit is None:
+            hit = self._by_sizes[key] = self._sized(results, args, rcap, acap)
+        return hit
+
+    @staticmethod
+    def _sized(
+        results: tuple[int, ...], args: tuple[int, ...], rcap: list[int], acap: list[int]
+    ) -> list[int]:
         # plain loops, no generator per sum: this runs for every imaged tool message
         r0, a0 = rcap[0], acap[0]
         capped = []  # the piece's capped size at each level 0..LEVELS
