@@ -10,11 +10,13 @@ page cap needs is laid out once per call, not once per choice.
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 
 import glyphfold
 import glyphfold.render.api as render_api
+from glyphfold.compaction.history.messages import to_canonical
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Planner, Unit
 from glyphfold.compaction.ladder.rungs.snapshot.source import Source
 from glyphfold.compaction.ladder.transcript import TranscriptConfig
@@ -109,3 +111,71 @@ def test_the_page_geometry_is_laid_out_once_per_shape_per_call(monkeypatch, budg
     assert any(e.rung == "snapshot" for e in result.ledger)
     assert len(calls) > 3  # several choices were planned
     assert calls.count("x") <= 2  # the shape ladder has at most two shapes here
+
+
+def _text_planner(target: int, read: list[str]) -> Planner:
+    """Two imaged units of text (one run) and a factsheet price that records each text
+    it reads; the floor is the price without a factsheet (200 tokens)."""
+    history = to_canonical(
+        [
+            {"role": "user", "content": "step one " * 200 + " /srv/app/main.py 0x7ffe1234"},
+            {"role": "assistant", "content": "step two " * 200 + " deadbeef1 /etc/x.conf"},
+        ],
+        format="openai",
+    )
+
+    def overhead(text: str) -> int:
+        read.append(text)
+        return 200 + 50
+
+    units = [
+        Unit(0, 0, 1, kept=False, user=False, positions=(0,), cost=500),
+        Unit(1, 1, 2, kept=False, user=False, positions=(1,), cost=500),
+    ]
+    return Planner(
+        units,
+        Source(history.messages, {}, TranscriptConfig()),
+        fixed_tokens=100,
+        target=target,
+        page_cap=10,
+        plan=lambda text: render_api.plan_text(text, reflow=True, collapse=True),
+        overhead=overhead,
+        overhead_floor=lambda text: 200,
+    )
+
+
+def test_a_choice_the_overhead_floor_rules_out_reads_no_factsheet():
+    read: list[str] = []
+    planner = _text_planner(0, read)
+    pages_tokens = planner.lossless_tokens(2, floor=True)[0] - 100 - 200
+    # the target lies below the price with the floor: no prefix fits, nothing is read
+    planner.target = 100 + 200 + pages_tokens - 1
+    assert planner.lossless() is None
+    assert read == []
+    # a target the floor does not rule out: the factsheet is read, and decides
+    planner.target = 100 + 200 + pages_tokens + 10  # the floor fits, the price does not
+    assert planner.lossless() is None
+    assert read
+    planner.target = 100 + 250 + pages_tokens + 1000
+    assert planner.lossless() is not None
+
+
+def test_the_build_reuses_the_planners_reading_of_a_lossy_runs_source(monkeypatch):
+    """A lossy run's factsheet lists the identifiers of its cut words, read from its
+    whole text: the text the planner read to price the run (SPEC §5.9)."""
+    import glyphfold.compaction.ladder.rungs.snapshot.factsheet as fs
+
+    made: list[str] = []
+    real = fs.FactScan.__init__
+
+    def counting(self: fs.FactScan, text: str, *args: object, **kw: object) -> None:
+        made.append(text)
+        real(self, text, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fs.FactScan, "__init__", counting)
+    result = glyphfold.compact(_history(60), budget=1500)
+    monkeypatch.undo()
+    entry = next(e for e in result.ledger if e.rung == "snapshot")
+    assert entry.extra["lossy"]
+    assert made
+    assert max(Counter(made).values()) == 1  # each text read by one FactScan per call

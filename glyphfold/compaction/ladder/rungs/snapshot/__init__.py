@@ -155,6 +155,8 @@ class _Memo:
     scans: FactScans = dataclasses.field(default_factory=FactScans)
     # the page geometry of each shape (the page cap's bytes per page), laid out once
     geometry: dict[str | None, Any] = dataclasses.field(default_factory=dict)
+    # renders by shape and text: a fit round that builds a run's text again reuses it
+    renders: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     def under(self, cfg: FactsheetConfig) -> tuple[dict[str, int], dict[str, list[Any]]]:
         """The factsheet prices and facts by text under the caps of ``cfg``."""
@@ -322,6 +324,13 @@ class Snapshot:
 
         return overhead
 
+    def _overhead_floor(self, text: str) -> int:
+        """The least :meth:`_overhead` of ``text`` whatever its factsheet: the guide
+        without the factsheet's sentence, no factsheet, the bridges."""
+        n = len(text)
+        guide = min(len(guide_text(999, n, 99, facts=f, focus=self.focus)) for f in (False, True))
+        return 8 + (guide + 3) // 4 + _BRIDGES
+
     def _plan_fn(
         self, profile: Any, shape: str | None, memo: _Memo, limit: int
     ) -> Callable[[str], Any]:
@@ -336,6 +345,21 @@ class Snapshot:
             return hit
 
         return plan
+
+    def _render_fn(self, profile: Any, shape: str | None, memo: _Memo) -> Callable[[str], Any]:
+        """Text -> its render in ``shape``, each text rendered once per rung call (the
+        fit rounds build again; a run they do not change is the same text)."""
+        done = memo.renders.setdefault(shape, {})
+
+        def render(text: str) -> Any:
+            hit = done.get(text)
+            if hit is None:
+                hit = done[text] = self.renderer(
+                    text, profile=profile, **self._options(text, shape)
+                )
+            return hit
+
+        return render
 
     def _setup(
         self,
@@ -371,6 +395,7 @@ class Snapshot:
             plan=self._plan_fn(profile, shape, memo, page_cap + 1),
             overhead=self._overhead(sheet, memo),
             start_late=self.config.start_late,
+            overhead_floor=self._overhead_floor,
         )
         inp = BuildInput(
             history=history,
@@ -379,10 +404,11 @@ class Snapshot:
             source=source,
             costs=costs,
             profile=profile,
-            render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
+            render=self._render_fn(profile, shape, memo),
             factsheet=sheet,
             focus=self.focus,
             facts=memo.under(sheet)[1],
+            scans=memo.scans,
         )
         return planner, inp
 
@@ -459,7 +485,8 @@ class Snapshot:
         setup = self._setup(history, reg(), ctx, shape, users)
         if setup is not None:
             planner = setup[0]
-            if planner.page_cap < planner.lossless_tokens(len(planner.units))[1]:
+            # the pages only: the floor's pages are the same, and need no factsheet
+            if planner.page_cap < planner.lossless_tokens(len(planner.units), floor=True)[1]:
                 return "image limit"
         return "target"
 

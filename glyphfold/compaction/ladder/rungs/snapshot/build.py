@@ -116,6 +116,9 @@ class BuildInput:
     focus: str | None = None  # written in the reading guide
     # facts already extracted (the planner priced the factsheet of the same texts)
     facts: dict[str, list[Any]] = field(default_factory=dict, compare=False)
+    # the planner's readings of the run texts (factsheet.FactScans): a lossy run's source
+    # is its whole text, read to price it; used by the facts thread alone during a build
+    scans: Any = field(default=None, compare=False)
     # message index -> (chars, id, is a snapshot) for its ledger row: fit rounds build again
     rows: dict[int, tuple[int, str | None, bool]] = field(default_factory=dict, compare=False)
 
@@ -161,7 +164,7 @@ def _facts_job(
     whole = not rt.source or rt.source == rt.text
     known = inp.facts.get(rt.text) if whole else None
     if known is None:
-        return pool.submit(run_facts, rt.text, rt.source, config=inp.factsheet)
+        return pool.submit(run_facts, rt.text, rt.source, config=inp.factsheet, scans=inp.scans)
     done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
     done.set_result(known)
     return done

@@ -118,6 +118,7 @@ class Planner:
         plan: PlanFn,
         overhead: Callable[[str], int],
         start_late: bool = True,
+        overhead_floor: Callable[[str], int] | None = None,
     ) -> None:
         self.units = list(units)
         self.source = source
@@ -126,6 +127,9 @@ class Planner:
         self.page_cap = page_cap
         self._plan = plan
         self._overhead = overhead  # text of a run -> guide + factsheet + bridges (tokens)
+        # the least ``overhead`` of a text, known without reading its factsheet: a price
+        # with it that does not fit says the exact price does not either
+        self._overhead_floor = overhead_floor or (lambda text: 0)
         self.start_late = start_late  # a lossless plan may leave its oldest units as text
         self._after = [0] * (len(self.units) + 1)  # tokens of units [c, m) as text
         for k in range(len(self.units) - 1, -1, -1):
@@ -142,7 +146,8 @@ class Planner:
         self._full_plans: dict[tuple[int, ...], Any] = {}
         # unit texts by (unit, level of each of its messages; () for all at 0)
         self._unit_texts: dict[tuple[int, tuple[int, ...]], str] = {}
-        self._overheads: dict[tuple[int, ...], int] = {}
+        self._overheads: dict[tuple[int, ...], int] = {}  # whole run -> its overhead
+        self._floors: dict[tuple[int, ...], int] = {}  # whole run -> its overhead floor
         # the lossy search: exact prices by (c, moves applied, cut), estimates by c
         self._exact: dict[tuple[int, int, tuple[int, int] | None], tuple[int, int]] = {}
         self._estimates: dict[int, MovePrices] = {}
@@ -265,7 +270,20 @@ class Planner:
             rt = self.run_text(run, Treatment())
             hit = (rt, self._plan(rt.text))
             self._full_plans[run] = hit
-            self._overheads[run] = self._overhead(rt.text)
+        return hit
+
+    def overhead_of(self, whole: tuple[int, ...]) -> int:
+        """Guide, factsheet and bridges of a whole run (its factsheet read when first
+        asked: a choice or prefix that the floor already rules out never reads it)."""
+        hit = self._overheads.get(whole)
+        if hit is None:
+            hit = self._overheads[whole] = self._overhead(self._full(whole)[0].text)
+        return hit
+
+    def _floor_of(self, whole: tuple[int, ...]) -> int:
+        hit = self._floors.get(whole)
+        if hit is None:
+            hit = self._floors[whole] = self._overhead_floor(self._full(whole)[0].text)
         return hit
 
     def _pages(self, rt: RunText) -> tuple[int, int]:
@@ -307,17 +325,23 @@ class Planner:
                 pages += k + 1 if past else k
         return pages
 
-    def lossless_tokens(self, c: int) -> tuple[int, int]:
-        """(estimated tokens, pages) when units [0, c) are imaged at level 0."""
+    def lossless_tokens(self, c: int, *, floor: bool = False) -> tuple[int, int]:
+        """(estimated tokens, pages) when units [0, c) are imaged at level 0 (``floor``:
+        with each run's overhead floor, a lower bound of the tokens, the same pages)."""
         tokens = self.fixed + self._after[c] + self._kept_before[c]
         pages = 0
         for run in self.runs_of(c):
             whole = self._run_of[run[0]]
             t, n = self._prefix_pages(whole, len(run))
-            self._full(whole)
-            tokens += t + self._overheads[whole]
+            tokens += t + (self._floor_of(whole) if floor else self.overhead_of(whole))
             pages += n
         return tokens, pages
+
+    def _lossless_fits(self, c: int) -> bool:
+        """``_fits(*lossless_tokens(c))``, the factsheets read only when the floor fits."""
+        return self._fits(*self.lossless_tokens(c, floor=True)) and self._fits(
+            *self.lossless_tokens(c)
+        )
 
     def _span_pages(self, whole: tuple[int, ...], run: tuple[int, ...]) -> tuple[int, int]:
         """Estimated (image tokens, pages) of ``run``, a stretch of ``whole`` that does not
@@ -343,26 +367,31 @@ class Planner:
                 tokens += tok * frac
         return int(tokens) + 1, max(1, math.ceil(share))
 
-    def tokens_from(self, first: int, c: int, *, exact: bool) -> tuple[int, int]:
+    def tokens_from(
+        self, first: int, c: int, *, exact: bool, floor: bool = False
+    ) -> tuple[int, int]:
         """(tokens, pages) when units [first, c) are imaged at level 0 and those before
         ``first`` stay text. ``exact=False`` prices a run cut at ``first`` by its share
-        of the whole run's pages (no layout); ``exact=True`` lays it out."""
+        of the whole run's pages (no layout); ``exact=True`` lays it out. ``floor``: each
+        run's overhead floor instead of its overhead (a lower bound, the same pages)."""
         if first == 0:
-            return self.lossless_tokens(c)
+            return self.lossless_tokens(c, floor=floor)
+        over = self._overhead_floor if floor else self._overhead
+        of_whole = self._floor_of if floor else self.overhead_of
         tokens = self.fixed + self._after[c] + self._kept_before[c] + self._text_before[first]
         pages = 0
         for run in self.runs_of(c, first):
             whole = self._run_of[run[0]]
             if run[0] == whole[0]:  # the run starts where it would: as lossless_tokens does
                 t, n = self._prefix_pages(whole, len(run))
-                tokens += t + self._overheads[whole]
+                tokens += t + of_whole(whole)
             elif exact:
                 rt = self.run_text(run, Treatment())
                 t, n = self._pages(rt)
-                tokens += t + self._overhead(rt.text)
+                tokens += t + over(rt.text)
             else:
                 t, n = self._span_pages(whole, run)
-                tokens += t + self._overheads[whole]
+                tokens += t + of_whole(whole)
             pages += n
         return tokens, pages
 
@@ -377,9 +406,11 @@ class Planner:
             else:
                 hi = mid
         while lo > 0:
-            tokens, pages = self.tokens_from(lo, c, exact=True)
-            if self._fits(tokens, pages):
-                return lo, tokens
+            # the floor first: a start it rules out needs no factsheet of its run
+            if self._fits(*self.tokens_from(lo, c, exact=True, floor=True)):
+                tokens, pages = self.tokens_from(lo, c, exact=True)
+                if self._fits(tokens, pages):
+                    return lo, tokens
             lo //= 2  # the estimate was optimistic: halve the shift until it fits
         return 0, self.lossless_tokens(c)[0]
 
@@ -395,8 +426,7 @@ class Planner:
             rt = self.run_text(run, treat, source=sources)
             t, n = self._pages(rt)
             whole = self._run_of[run[0]]
-            self._full(whole)
-            tokens += t + self._overheads[whole]
+            tokens += t + self.overhead_of(whole)
             if rt.all_dropped:
                 tokens += -(-len(rt.text) // 4)
             pages += n
@@ -432,12 +462,12 @@ class Planner:
             # prefix's price counts them (lossless_tokens), so none fits; no layout needed
             return None
         hi = self._widest()  # more imaging saves tokens, up to what the page cap allows
-        if hi < self._least or not self._fits(*self.lossless_tokens(hi)):
+        if hi < self._least or not self._lossless_fits(hi):
             return None
         lo = self._least  # invariant: imaging [0, hi) fits
         while lo < hi:
             mid = (lo + hi) // 2
-            if self._fits(*self.lossless_tokens(mid)):
+            if self._lossless_fits(mid):
                 hi = mid
             else:
                 lo = mid + 1
