@@ -179,3 +179,50 @@ def test_the_build_reuses_the_planners_reading_of_a_lossy_runs_source(monkeypatc
     assert entry.extra["lossy"]
     assert made
     assert max(Counter(made).values()) == 1  # each text read by one FactScan per call
+
+
+def test_the_per_message_sums_of_one_call_match_the_messages():
+    """The page cap and the units read ranges of the input history through prefix sums
+    computed once per call: the same totals as summing the messages."""
+    from glyphfold.compaction.ladder.rungs.snapshot import _HistoryFacts
+    from glyphfold.compaction.ladder.rungs.snapshot.build import is_snapshot
+
+    first = glyphfold.compact(_history(30), budget=2000)  # a snapshot message in it
+    history = to_canonical(first.messages)
+    png = "iVBORw0KGgo" + "A" * 40
+    wire = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}},
+                {"type": "text", "text": "look"},
+            ],
+        }
+    ]
+    history = history.replace_messages(
+        (*history.messages, *to_canonical(wire, format="openai").messages)
+    )
+
+    class Ctx:
+        def message_costs(self, h):
+            return tuple(7 + len(m.text) for m in h.messages)
+
+    facts = _HistoryFacts(history, Ctx())  # type: ignore[arg-type]
+    msgs = history.messages
+    n = len(msgs)
+    assert any(is_snapshot(m) for m in msgs) and any(m.images for m in msgs)
+    rnd = random.Random(1)
+    for _ in range(50):
+        ranges = []
+        for _ in range(rnd.randrange(0, 4)):
+            a = rnd.randrange(0, n + 1)
+            ranges.append((a, rnd.randrange(a, n + 1)))
+        kept = [m for a, b in ranges for m in msgs[a:b]]
+        assert facts.images(ranges) == sum(len(m.images) for m in kept)
+        assert facts.sent(ranges) == sum(len(m.images) for m in kept if is_snapshot(m))
+        assert facts.request_bytes(ranges) == sum(
+            len(m.text) * 2 + sum(len(i.data or "") for i in m.images) for m in kept
+        )
+        for a, b in ranges:
+            assert facts.cost(a, b) == sum(7 + len(m.text) for m in msgs[a:b])
+            assert facts.has_snapshot(a, b) == any(is_snapshot(m) for m in msgs[a:b])

@@ -29,6 +29,7 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, TypeAlias
 
 from glyphfold.checks import check_int
@@ -158,10 +159,67 @@ class _Memo:
     # renders by shape and text: a fit round that builds a run's text again reuses it
     renders: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
+    history: _HistoryFacts | None = None
+
+    def of(self, history: History, ctx: RungContext) -> _HistoryFacts:
+        """The per-message sums of ``history`` (the rung's input: one per call)."""
+        if self.history is None or self.history.history is not history:
+            self.history = _HistoryFacts(history, ctx)
+        return self.history
+
     def under(self, cfg: FactsheetConfig) -> tuple[dict[str, int], dict[str, list[Any]]]:
         """The factsheet prices and facts by text under the caps of ``cfg``."""
         key = (cfg.max_chars, cfg.max_items)
         return self.overheads.setdefault(key, {}), self.facts.setdefault(key, {})
+
+
+class _HistoryFacts:
+    """What every choice of one call reads of the same input history, computed once:
+    message costs, tool names, and prefix sums of costs, images, snapshots and request
+    bytes by message index (a range's total is two lookups)."""
+
+    def __init__(self, history: History, ctx: RungContext) -> None:
+        self.history = history
+        msgs = history.messages
+        self.costs = ctx.message_costs(history)
+        self.names = tool_names(history)
+        self._cost = list(accumulate(self.costs, initial=0))
+        self._images = list(accumulate((len(m.images) for m in msgs), initial=0))
+        snaps = [is_snapshot(m) for m in msgs]
+        self._snaps = list(accumulate(snaps, initial=0))
+        self._sent = list(
+            accumulate(
+                (len(m.images) if s else 0 for m, s in zip(msgs, snaps, strict=True)),
+                initial=0,
+            )
+        )
+        # request bytes of a message that stays: its text plus inline images (base64)
+        self._bytes = list(
+            accumulate(
+                (len(m.text) * 2 + sum(len(i.data or "") for i in m.images) for m in msgs),
+                initial=0,
+            )
+        )
+
+    @staticmethod
+    def _sum(sums: list[int], ranges: list[tuple[int, int]]) -> int:
+        return sum(sums[b] - sums[a] for a, b in ranges)
+
+    def cost(self, a: int, b: int) -> int:
+        return self._cost[b] - self._cost[a]
+
+    def has_snapshot(self, a: int, b: int) -> bool:
+        return self._snaps[b] > self._snaps[a]
+
+    def images(self, ranges: list[tuple[int, int]]) -> int:
+        return self._sum(self._images, ranges)
+
+    def sent(self, ranges: list[tuple[int, int]]) -> int:
+        """Images of the snapshot messages in ``ranges`` (frozen blocks' pages)."""
+        return self._sum(self._sent, ranges)
+
+    def request_bytes(self, ranges: list[tuple[int, int]]) -> int:
+        return self._sum(self._bytes, ranges)
 
 
 def _default_renderer() -> Renderer:
@@ -244,7 +302,7 @@ class Snapshot:
         history: History,
         reg: Regions,
         ctx: RungContext,
-        costs: tuple[int, ...],
+        facts: _HistoryFacts,
         users_as_text: str = "none",
         pieces: dict[tuple[int, int], str] | None = None,
     ) -> tuple[list[Unit], Source]:
@@ -261,11 +319,11 @@ class Snapshot:
             pos = () if keep else tuple(range(len(imaged), len(imaged) + len(s)))
             if not keep:
                 imaged.extend(history.messages[s.start : s.end])
-            cost = sum(costs[s.start : s.end])
+            cost = facts.cost(s.start, s.end)
             # an earlier pass's snapshot that is not kept (frozen) is rendered again
-            earlier = not keep and any(is_snapshot(m) for m in history.messages[s.start : s.end])
+            earlier = not keep and facts.has_snapshot(s.start, s.end)
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
-        return units, Source(imaged, tool_names(history), self.config.transcript, shared=pieces)
+        return units, Source(imaged, facts.names, self.config.transcript, shared=pieces)
 
     def _page_cap(
         self,
@@ -273,24 +331,24 @@ class Snapshot:
         reg: Regions,
         units: list[Unit],
         profile: Profile,
-        memo: _Memo | None = None,
+        memo: _Memo,
+        facts: _HistoryFacts,
     ) -> int:
-        msgs = history.messages
-        kept = [*msgs[: reg.head_end], *msgs[reg.tail_start :]]
-        kept += [msgs[i] for u in units if u.kept for i in range(u.start, u.end)]
-        cap = profile.max_images_per_request - sum(len(m.images) for m in kept)
+        # what stays: the head, the tail and the kept units (message index ranges)
+        kept = [(0, reg.head_end), (reg.tail_start, len(history.messages))]
+        kept += [(u.start, u.end) for u in units if u.kept]
+        cap = profile.max_images_per_request - facts.images(kept)
         if self.config.max_pages is not None:
             # pages per request: frozen blocks' pages count (SPEC §5.10)
-            sent = sum(len(m.images) for m in kept if is_snapshot(m))
-            cap = min(cap, self.config.max_pages - sent)
+            cap = min(cap, self.config.max_pages - facts.sent(kept))
         shape = self.shape_ladder(profile)[-1]
-        geometry = memo.geometry if memo is not None else {}
+        geometry = memo.geometry
         plan = geometry.get(shape)
         if plan is None:  # the page geometry: a layout of one character, once per call
             plan = geometry[shape] = self._planner_plan("x", profile, shape)
         page_b64 = plan.max_png_bytes * 4 // 3 + 64
         # request bytes of what stays: text plus inline images (base64), a close bound
-        other = sum(len(m.text) * 2 + sum(len(i.data or "") for i in m.images) for m in kept)
+        other = facts.request_bytes(kept)
         room: int = (profile.max_request_bytes - other) // page_b64
         return max(0, min(cap, room))
 
@@ -376,15 +434,16 @@ class Snapshot:
         one call share (a message's transcript does not depend on the choice); ``memo``:
         the layouts and factsheet prices they share (the same run text recurs)."""
         memo = memo or _Memo()
-        costs = ctx.message_costs(history)
-        units, source = self._units(history, reg, ctx, costs, users_as_text, pieces)
+        facts = memo.of(history, ctx)
+        costs = facts.costs
+        units, source = self._units(history, reg, ctx, facts, users_as_text, pieces)
         if not source.messages:
             return None  # no middle, or only kept steps in it
         profile = ctx.profile
-        fixed = system_tokens(history, ctx) + sum(costs[: reg.head_end])
-        fixed += sum(costs[reg.tail_start :])
+        fixed = system_tokens(history, ctx) + facts.cost(0, reg.head_end)
+        fixed += facts.cost(reg.tail_start, len(costs))
         sheet = self._factsheet(ctx.target_tokens - fixed)
-        page_cap = self._page_cap(history, reg, units, profile, memo)
+        page_cap = self._page_cap(history, reg, units, profile, memo, facts)
         planner = Planner(
             units,
             source,
