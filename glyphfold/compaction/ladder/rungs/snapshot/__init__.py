@@ -156,6 +156,8 @@ class _Memo:
     scans: FactScans = dataclasses.field(default_factory=FactScans)
     # the page geometry of each shape (the page cap's bytes per page), laid out once
     geometry: dict[str | None, Any] = dataclasses.field(default_factory=dict)
+    # each imaged unit's level-0 text length, by its message range (Planner's lengths)
+    lengths: dict[tuple[int, int], int] = dataclasses.field(default_factory=dict)
     # renders by shape and text: a fit round that builds a run's text again reuses it
     renders: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
@@ -455,6 +457,7 @@ class Snapshot:
             overhead=self._overhead(sheet, memo),
             start_late=self.config.start_late,
             overhead_floor=self._overhead_floor,
+            lengths=memo.lengths,
         )
         inp = BuildInput(
             history=history,

@@ -119,6 +119,7 @@ class Planner:
         overhead: Callable[[str], int],
         start_late: bool = True,
         overhead_floor: Callable[[str], int] | None = None,
+        lengths: dict[tuple[int, int], int] | None = None,
     ) -> None:
         self.units = list(units)
         self.source = source
@@ -153,6 +154,9 @@ class Planner:
         self._estimates: dict[int, MovePrices] = {}
         self._moves: dict[int, list[tuple[str, int, int]]] = {}
         self._level0: list[int] | None = None
+        # imaged unit (start, end) -> its level-0 text length: the planners of one call
+        # share it (a unit's messages and their pieces do not depend on the choice)
+        self._lengths: dict[tuple[int, int], int] = {} if lengths is None else lengths
         self._all_levels: dict[int, tuple[int, dict[int, int]]] = {}  # c -> moves, levels
         self.full_runs = self.runs_of(len(self.units))
         self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
@@ -197,9 +201,16 @@ class Planner:
         """Each unit's text length with nothing shortened (0: a unit without text)."""
         if self._level0 is None:
             out = []
+            known = self._lengths
             for u in self.units:
-                ps = self._pieces0(u.index)
-                out.append(sum(map(len, ps)) + len(ps) - 1 if ps else 0)
+                if not u.positions:
+                    out.append(0)  # kept (or empty): no text on the pages
+                    continue
+                n = known.get((u.start, u.end))
+                if n is None:
+                    ps = self._pieces0(u.index)
+                    n = known[(u.start, u.end)] = sum(map(len, ps)) + len(ps) - 1 if ps else 0
+                out.append(n)
             self._level0 = out
         return self._level0
 
