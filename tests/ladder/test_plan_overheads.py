@@ -226,3 +226,39 @@ def test_the_per_message_sums_of_one_call_match_the_messages():
         for a, b in ranges:
             assert facts.cost(a, b) == sum(7 + len(m.text) for m in msgs[a:b])
             assert facts.has_snapshot(a, b) == any(is_snapshot(m) for m in msgs[a:b])
+
+
+def test_the_widest_choice_is_asked_whether_it_fits_not_for_its_plan(monkeypatch):
+    """The rung asks its widest choice (every step imaged, densest shape) only whether a
+    lossless plan exists, before trying the choices in order: the fewest steps and the
+    latest start are searched for the choice it takes, not for that check."""
+    from glyphfold.compaction.ladder.rungs.snapshot.plan import Planner as P
+
+    asked: list[str] = []
+    real_has, real_lossless = P.has_lossless, P.lossless
+
+    def has(self: P) -> bool:
+        asked.append("has")
+        return real_has(self)
+
+    def lossless(self: P):  # type: ignore[no-untyped-def]
+        asked.append("plan")
+        return real_lossless(self)
+
+    monkeypatch.setattr(P, "has_lossless", has)
+    monkeypatch.setattr(P, "lossless", lossless)
+    result = glyphfold.compact(_history(60), budget=6000)
+    monkeypatch.undo()
+    assert any(e.rung == "snapshot" for e in result.ledger)
+    assert asked[0] == "has" and asked.count("has") == 1
+    assert "plan" in asked[1:]
+
+
+def test_has_lossless_agrees_with_lossless():
+    seen = set()
+    for target in (599, 700, 1500, 3000, 10_000):
+        read: list[str] = []
+        a, b = _text_planner(target, read), _text_planner(target, read)
+        assert a.has_lossless() == (b.lossless() is not None), target
+        seen.add(a.has_lossless())
+    assert seen == {True, False}

@@ -526,7 +526,7 @@ class Snapshot:
         pieces: dict[tuple[int, int], str] = {}  # each message's transcript, built once
         memo = _Memo()  # each run text laid out (per shape) and priced once
         widest = self._setup(history, reg(), ctx, shape, users, pieces, memo)
-        hopeless = widest is not None and len(choices) > 1 and widest[0].lossless() is None
+        hopeless = widest is not None and len(choices) > 1 and not widest[0].has_lossless()
         for k, (reg, shape, users) in enumerate([] if hopeless else choices):
             last = k == len(choices) - 1
             setup = widest if last else self._setup(history, reg(), ctx, shape, users, pieces, memo)

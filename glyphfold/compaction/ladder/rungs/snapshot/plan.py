@@ -466,14 +466,27 @@ class Planner:
                 hi = mid
         return lo
 
-    def lossless(self) -> Plan | None:
-        """The fewest oldest units whose pages fit, nothing lost; None when none does."""
+    def has_lossless(self) -> bool:
+        """``lossless() is not None``, without finding the plan (the widest prefix within
+        the page cap fits, or none does): what the rung asks of its widest choice."""
+        return self._lossless_hi() is not None
+
+    def _lossless_hi(self) -> int | None:
+        """The widest imaged prefix within the page cap when it fits (None: no lossless
+        plan: :meth:`lossless` searches the fewest units below it)."""
         if self.fixed + self._kept_before[-1] > self.target:
             # the units kept as text and the head and tail alone exceed the target: every
             # prefix's price counts them (lossless_tokens), so none fits; no layout needed
             return None
         hi = self._widest()  # more imaging saves tokens, up to what the page cap allows
         if hi < self._least or not self._lossless_fits(hi):
+            return None
+        return hi
+
+    def lossless(self) -> Plan | None:
+        """The fewest oldest units whose pages fit, nothing lost; None when none does."""
+        hi = self._lossless_hi()
+        if hi is None:
             return None
         lo = self._least  # invariant: imaging [0, hi) fits
         while lo < hi:
