@@ -147,7 +147,7 @@ def _text_planner(target: int, read: list[str]) -> Planner:
 def test_a_choice_the_overhead_floor_rules_out_reads_no_factsheet():
     read: list[str] = []
     planner = _text_planner(0, read)
-    pages_tokens = planner.lossless_tokens(2, floor=True)[0] - 100 - 200
+    pages_tokens = planner.lossless_tokens(2, bound=-1)[0] - 100 - 200
     # the target lies below the price with the floor: no prefix fits, nothing is read
     planner.target = 100 + 200 + pages_tokens - 1
     assert planner.lossless() is None
@@ -262,3 +262,26 @@ def test_has_lossless_agrees_with_lossless():
         assert a.has_lossless() == (b.lossless() is not None), target
         seen.add(a.has_lossless())
     assert seen == {True, False}
+
+
+@pytest.mark.parametrize("focus", [None, "the failing test"])
+def test_the_overhead_floor_and_ceiling_bound_the_overhead(focus):
+    """What the planner decides with the bounds it decides as with the price: the floor
+    is at most, the ceiling at least, the overhead of any text under any caps."""
+    from glyphfold.compaction.ladder.rungs.snapshot import Snapshot
+    from glyphfold.compaction.ladder.rungs.snapshot.factsheet import FactsheetConfig
+    from tests.ladder.test_factsheet_scans import _text
+
+    snap = Snapshot(focus=focus)
+    rnd = random.Random(9)
+    texts = ["", "plain words only", *(_text(rnd, n) for n in (1, 5, 30, 300, 3000))]
+    for cfg in (
+        FactsheetConfig(),
+        FactsheetConfig(max_chars=0),
+        FactsheetConfig(max_chars=50),
+        FactsheetConfig(max_items=2),
+        FactsheetConfig(max_chars=20_000, max_items=1000),
+    ):
+        price, ceiling = snap._overhead(cfg), snap._overhead_ceiling(cfg)
+        for text in texts:
+            assert snap._overhead_floor(text) <= price(text) <= ceiling(text), (cfg, len(text))

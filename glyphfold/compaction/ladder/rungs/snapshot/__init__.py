@@ -53,6 +53,8 @@ from glyphfold.compaction.ladder.rungs.snapshot.build import (
     page_records,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
+    KINDS,
+    Fact,
     FactScans,
     FactsheetConfig,
     extract_facts,
@@ -391,6 +393,23 @@ class Snapshot:
         guide = min(len(guide_text(999, n, 99, facts=f, focus=self.focus)) for f in (False, True))
         return 8 + (guide + 3) // 4 + _BRIDGES
 
+    def _overhead_ceiling(self, cfg: FactsheetConfig) -> Callable[[str], int]:
+        """The most :meth:`_overhead` of a text can be under the caps of ``cfg``: the
+        guide with the factsheet's sentence and a factsheet full to ``max_chars`` (each
+        value costs its length + 3 against the cap, and takes at most its length + 1 in
+        the list), with a line for every kind."""
+        lines = len(format_factsheet([Fact(k, "", 0) for k in KINDS]))
+        most = lines + cfg.max_chars
+
+        def ceiling(text: str) -> int:
+            n = len(text)
+            guide = max(
+                len(guide_text(999, n, 99, facts=f, focus=self.focus)) for f in (False, True)
+            )
+            return 8 + (guide + most + 3) // 4 + _BRIDGES
+
+        return ceiling
+
     def _plan_fn(
         self, profile: Any, shape: str | None, memo: _Memo, limit: int
     ) -> Callable[[str], Any]:
@@ -458,6 +477,7 @@ class Snapshot:
             start_late=self.config.start_late,
             overhead_floor=self._overhead_floor,
             lengths=memo.lengths,
+            overhead_ceiling=self._overhead_ceiling(sheet),
         )
         inp = BuildInput(
             history=history,
@@ -548,7 +568,7 @@ class Snapshot:
         if setup is not None:
             planner = setup[0]
             # the pages only: the floor's pages are the same, and need no factsheet
-            if planner.page_cap < planner.lossless_tokens(len(planner.units), floor=True)[1]:
+            if planner.page_cap < planner.lossless_tokens(len(planner.units), bound=-1)[1]:
                 return "image limit"
         return "target"
 

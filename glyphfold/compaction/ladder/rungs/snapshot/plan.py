@@ -120,6 +120,7 @@ class Planner:
         start_late: bool = True,
         overhead_floor: Callable[[str], int] | None = None,
         lengths: dict[tuple[int, int], int] | None = None,
+        overhead_ceiling: Callable[[str], int] | None = None,
     ) -> None:
         self.units = list(units)
         self.source = source
@@ -131,6 +132,9 @@ class Planner:
         # the least ``overhead`` of a text, known without reading its factsheet: a price
         # with it that does not fit says the exact price does not either
         self._overhead_floor = overhead_floor or (lambda text: 0)
+        # the most ``overhead`` of a text can be (its factsheet full to the caps): a price
+        # with it that fits says the exact price fits too (None: not known)
+        self._overhead_ceiling = overhead_ceiling
         self.start_late = start_late  # a lossless plan may leave its oldest units as text
         self._after = [0] * (len(self.units) + 1)  # tokens of units [c, m) as text
         for k in range(len(self.units) - 1, -1, -1):
@@ -149,6 +153,7 @@ class Planner:
         self._unit_texts: dict[tuple[int, tuple[int, ...]], str] = {}
         self._overheads: dict[tuple[int, ...], int] = {}  # whole run -> its overhead
         self._floors: dict[tuple[int, ...], int] = {}  # whole run -> its overhead floor
+        self._ceilings: dict[tuple[int, ...], int] = {}  # whole run -> its overhead ceiling
         # the lossy search: exact prices by (c, moves applied, cut), estimates by c
         self._exact: dict[tuple[int, int, tuple[int, int] | None], tuple[int, int]] = {}
         self._estimates: dict[int, MovePrices] = {}
@@ -297,6 +302,35 @@ class Planner:
             hit = self._floors[whole] = self._overhead_floor(self._full(whole)[0].text)
         return hit
 
+    def _ceiling_of(self, whole: tuple[int, ...]) -> int:
+        hit = self._ceilings.get(whole)
+        if hit is None:
+            assert self._overhead_ceiling is not None
+            hit = self._ceilings[whole] = self._overhead_ceiling(self._full(whole)[0].text)
+        return hit
+
+    def _of_whole(self, bound: int) -> Callable[[tuple[int, ...]], int]:
+        """A whole run's overhead: its floor (``bound`` < 0), exact, or ceiling (> 0)."""
+        return self._floor_of if bound < 0 else self._ceiling_of if bound > 0 else self.overhead_of
+
+    def _of_text(self, bound: int) -> Callable[[str], int]:
+        if bound < 0:
+            return self._overhead_floor
+        if bound > 0:
+            assert self._overhead_ceiling is not None
+            return self._overhead_ceiling
+        return self._overhead
+
+    def _decide(self, price: Callable[[int], tuple[int, int]]) -> bool:
+        """``_fits(*price(0))``, where ``price(bound)`` prices with each run's overhead
+        floor (``bound`` -1), exact (0) or ceiling (1): a floor's price that does not
+        fit, or a ceiling's that does, decides without reading a factsheet."""
+        if not self._fits(*price(-1)):
+            return False
+        if self._overhead_ceiling is not None and self._fits(*price(1)):
+            return True
+        return self._fits(*price(0))
+
     def _pages(self, rt: RunText) -> tuple[int, int]:
         """(image tokens, pages) of a run's text (a run that is all dropped: no page)."""
         if rt.all_dropped or not rt.text:
@@ -336,23 +370,24 @@ class Planner:
                 pages += k + 1 if past else k
         return pages
 
-    def lossless_tokens(self, c: int, *, floor: bool = False) -> tuple[int, int]:
-        """(estimated tokens, pages) when units [0, c) are imaged at level 0 (``floor``:
-        with each run's overhead floor, a lower bound of the tokens, the same pages)."""
+    def lossless_tokens(self, c: int, *, bound: int = 0) -> tuple[int, int]:
+        """(estimated tokens, pages) when units [0, c) are imaged at level 0 (``bound``
+        -1 / 1: with each run's overhead floor / ceiling, a lower / upper bound of the
+        tokens, the same pages)."""
         tokens = self.fixed + self._after[c] + self._kept_before[c]
         pages = 0
+        of_whole = self._of_whole(bound)
         for run in self.runs_of(c):
             whole = self._run_of[run[0]]
             t, n = self._prefix_pages(whole, len(run))
-            tokens += t + (self._floor_of(whole) if floor else self.overhead_of(whole))
+            tokens += t + of_whole(whole)
             pages += n
         return tokens, pages
 
     def _lossless_fits(self, c: int) -> bool:
-        """``_fits(*lossless_tokens(c))``, the factsheets read only when the floor fits."""
-        return self._fits(*self.lossless_tokens(c, floor=True)) and self._fits(
-            *self.lossless_tokens(c)
-        )
+        """``_fits(*lossless_tokens(c))``, the factsheets read only when the bounds do
+        not decide."""
+        return self._decide(lambda bound: self.lossless_tokens(c, bound=bound))
 
     def _span_pages(self, whole: tuple[int, ...], run: tuple[int, ...]) -> tuple[int, int]:
         """Estimated (image tokens, pages) of ``run``, a stretch of ``whole`` that does not
@@ -378,17 +413,15 @@ class Planner:
                 tokens += tok * frac
         return int(tokens) + 1, max(1, math.ceil(share))
 
-    def tokens_from(
-        self, first: int, c: int, *, exact: bool, floor: bool = False
-    ) -> tuple[int, int]:
+    def tokens_from(self, first: int, c: int, *, exact: bool, bound: int = 0) -> tuple[int, int]:
         """(tokens, pages) when units [first, c) are imaged at level 0 and those before
         ``first`` stay text. ``exact=False`` prices a run cut at ``first`` by its share
-        of the whole run's pages (no layout); ``exact=True`` lays it out. ``floor``: each
-        run's overhead floor instead of its overhead (a lower bound, the same pages)."""
+        of the whole run's pages (no layout); ``exact=True`` lays it out. ``bound`` as
+        for :meth:`lossless_tokens`."""
         if first == 0:
-            return self.lossless_tokens(c, floor=floor)
-        over = self._overhead_floor if floor else self._overhead
-        of_whole = self._floor_of if floor else self.overhead_of
+            return self.lossless_tokens(c, bound=bound)
+        over = self._of_text(bound)
+        of_whole = self._of_whole(bound)
         tokens = self.fixed + self._after[c] + self._kept_before[c] + self._text_before[first]
         pages = 0
         for run in self.runs_of(c, first):
@@ -406,22 +439,25 @@ class Planner:
             pages += n
         return tokens, pages
 
+    def _fits_from(self, first: int, c: int, *, exact: bool) -> bool:
+        """``_fits(*tokens_from(first, c, exact=exact))``, decided by the bounds first."""
+        return self._decide(lambda bound: self.tokens_from(first, c, exact=exact, bound=bound))
+
     def _latest_first(self, c: int) -> tuple[int, int]:
         """(first, tokens): the latest start of the imaged range [first, c) that still
         fits (0: none later), and the history's tokens with it."""
         lo, hi = 0, min(c, self._latest + 1) if self.start_late else 1  # lo fits
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self._fits(*self.tokens_from(mid, c, exact=False)):
+            if self._fits_from(mid, c, exact=False):
                 lo = mid
             else:
                 hi = mid
         while lo > 0:
-            # the floor first: a start it rules out needs no factsheet of its run
-            if self._fits(*self.tokens_from(lo, c, exact=True, floor=True)):
-                tokens, pages = self.tokens_from(lo, c, exact=True)
-                if self._fits(tokens, pages):
-                    return lo, tokens
+            # the bounds first: a start they decide needs no factsheet of its run to
+            # decide (the plan's price is exact: the build lists those facts anyway)
+            if self._fits_from(lo, c, exact=True):
+                return lo, self.tokens_from(lo, c, exact=True)[0]
             lo //= 2  # the estimate was optimistic: halve the shift until it fits
         return 0, self.lossless_tokens(c)[0]
 
