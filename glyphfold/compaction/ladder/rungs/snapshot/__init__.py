@@ -179,8 +179,9 @@ class _Memo:
 
 class _HistoryFacts:
     """What every choice of one call reads of the same input history, computed once:
-    message costs, tool names, and prefix sums of costs, images, snapshots and request
-    bytes by message index (a range's total is two lookups)."""
+    message costs, tool names, and prefix sums of costs, images and snapshots by message
+    index (a range's total is two lookups); each message's request bytes when first asked
+    (only what stays is asked: the head, the tail, the kept units)."""
 
     def __init__(self, history: History, ctx: RungContext) -> None:
         self.history = history
@@ -197,13 +198,7 @@ class _HistoryFacts:
                 initial=0,
             )
         )
-        # request bytes of a message that stays: its text plus inline images (base64)
-        self._bytes = list(
-            accumulate(
-                (len(m.text) * 2 + sum(len(i.data or "") for i in m.images) for m in msgs),
-                initial=0,
-            )
-        )
+        self._bytes: dict[int, int] = {}  # message index -> its request bytes
 
     @staticmethod
     def _sum(sums: list[int], ranges: list[tuple[int, int]]) -> int:
@@ -223,7 +218,17 @@ class _HistoryFacts:
         return self._sum(self._sent, ranges)
 
     def request_bytes(self, ranges: list[tuple[int, int]]) -> int:
-        return self._sum(self._bytes, ranges)
+        """Request bytes of the messages in ``ranges``: text plus inline images (base64)."""
+        known, msgs = self._bytes, self.history.messages
+        total = 0
+        for a, b in ranges:
+            for i in range(a, b):
+                n = known.get(i)
+                if n is None:
+                    m = msgs[i]
+                    n = known[i] = len(m.text) * 2 + sum(len(im.data or "") for im in m.images)
+                total += n
+        return total
 
 
 def _default_renderer() -> Renderer:
