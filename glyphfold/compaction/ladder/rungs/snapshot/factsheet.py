@@ -385,8 +385,9 @@ def run_facts(
     identifiers of the cut words come first: they are on no page, so the factsheet is
     the only place they are sent (what a page reads worst first, as below); the
     pages' own fill what the caps leave. Same caps either way, so the planner's price
-    of a run's factsheet (its whole text's) holds. ``scans``: as for :func:`extract_facts`
-    (the source is the run's whole text, which the planner has read to price it).
+    of a run's factsheet (its whole text's) holds. ``scans``: as :func:`extract_facts`
+    takes them (the build reads the source the planner priced: at 10^5 messages a
+    100M-char text, read again per fit round without them).
     """
     cfg = config or FactsheetConfig()
     if not source or source == text:
