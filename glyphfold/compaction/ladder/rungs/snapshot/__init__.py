@@ -29,6 +29,7 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, TypeAlias
 
 from glyphfold.checks import check_int
@@ -52,6 +53,8 @@ from glyphfold.compaction.ladder.rungs.snapshot.build import (
     page_records,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
+    KINDS,
+    Fact,
     FactScans,
     FactsheetConfig,
     extract_facts,
@@ -163,6 +166,18 @@ class _Memo:
     scans: FactScans = dataclasses.field(default_factory=FactScans)
     # the page geometry of each shape (the page cap's bytes per page), laid out once
     geometry: dict[str | None, Any] = dataclasses.field(default_factory=dict)
+    # each imaged unit's level-0 text length, by its message range (Planner's lengths)
+    lengths: dict[tuple[int, int], int] = dataclasses.field(default_factory=dict)
+    # renders by shape and text: a fit round that builds a run's text again reuses it
+    renders: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    history: _HistoryFacts | None = None
+
+    def of(self, history: History, ctx: RungContext) -> _HistoryFacts:
+        """The per-message sums of ``history`` (the rung's input: one per call)."""
+        if self.history is None or self.history.history is not history:
+            self.history = _HistoryFacts(history, ctx)
+        return self.history
 
     def under(
         self, cfg: FactsheetConfig, compact: bool = False
@@ -171,6 +186,60 @@ class _Memo:
         by text under the caps of ``cfg``."""
         key = (cfg.max_chars, cfg.max_items)
         return self.overheads.setdefault((*key, compact), {}), self.facts.setdefault(key, {})
+
+
+class _HistoryFacts:
+    """What every choice of one call reads of the same input history, computed once:
+    message costs, tool names, and prefix sums of costs, images and snapshots by message
+    index (a range's total is two lookups); each message's request bytes when first asked
+    (only what stays is asked: the head, the tail, the kept units)."""
+
+    def __init__(self, history: History, ctx: RungContext) -> None:
+        self.history = history
+        msgs = history.messages
+        self.costs = ctx.message_costs(history)
+        self.names = tool_names(history)
+        self._cost = list(accumulate(self.costs, initial=0))
+        self._images = list(accumulate((len(m.images) for m in msgs), initial=0))
+        snaps = [is_snapshot(m) for m in msgs]
+        self._snaps = list(accumulate(snaps, initial=0))
+        self._sent = list(
+            accumulate(
+                (len(m.images) if s else 0 for m, s in zip(msgs, snaps, strict=True)),
+                initial=0,
+            )
+        )
+        self._bytes: dict[int, int] = {}  # message index -> its request bytes
+
+    @staticmethod
+    def _sum(sums: list[int], ranges: list[tuple[int, int]]) -> int:
+        return sum(sums[b] - sums[a] for a, b in ranges)
+
+    def cost(self, a: int, b: int) -> int:
+        return self._cost[b] - self._cost[a]
+
+    def has_snapshot(self, a: int, b: int) -> bool:
+        return self._snaps[b] > self._snaps[a]
+
+    def images(self, ranges: list[tuple[int, int]]) -> int:
+        return self._sum(self._images, ranges)
+
+    def sent(self, ranges: list[tuple[int, int]]) -> int:
+        """Images of the snapshot messages in ``ranges`` (frozen blocks' pages)."""
+        return self._sum(self._sent, ranges)
+
+    def request_bytes(self, ranges: list[tuple[int, int]]) -> int:
+        """Request bytes of the messages in ``ranges``: text plus inline images (base64)."""
+        known, msgs = self._bytes, self.history.messages
+        total = 0
+        for a, b in ranges:
+            for i in range(a, b):
+                n = known.get(i)
+                if n is None:
+                    m = msgs[i]
+                    n = known[i] = len(m.text) * 2 + sum(len(im.data or "") for im in m.images)
+                total += n
+        return total
 
 
 def _default_renderer() -> Renderer:
@@ -253,7 +322,7 @@ class Snapshot:
         history: History,
         reg: Regions,
         ctx: RungContext,
-        costs: tuple[int, ...],
+        facts: _HistoryFacts,
         users_as_text: str = "none",
         pieces: dict[tuple[int, int], str] | None = None,
     ) -> tuple[list[Unit], Source]:
@@ -270,11 +339,11 @@ class Snapshot:
             pos = () if keep else tuple(range(len(imaged), len(imaged) + len(s)))
             if not keep:
                 imaged.extend(history.messages[s.start : s.end])
-            cost = sum(costs[s.start : s.end])
+            cost = facts.cost(s.start, s.end)
             # an earlier pass's snapshot that is not kept (frozen) is rendered again
-            earlier = not keep and any(map(is_snapshot, history.messages[s.start : s.end]))
+            earlier = not keep and facts.has_snapshot(s.start, s.end)
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
-        return units, Source(imaged, tool_names(history), self.config.transcript, shared=pieces)
+        return units, Source(imaged, facts.names, self.config.transcript, shared=pieces)
 
     def _page_cap(
         self,
@@ -282,24 +351,24 @@ class Snapshot:
         reg: Regions,
         units: list[Unit],
         profile: Profile,
-        memo: _Memo | None = None,
+        memo: _Memo,
+        facts: _HistoryFacts,
     ) -> int:
-        msgs = history.messages
-        kept = [*msgs[: reg.head_end], *msgs[reg.tail_start :]]
-        kept += [msgs[i] for u in units if u.kept for i in range(u.start, u.end)]
-        cap = profile.max_images_per_request - sum(len(m.images) for m in kept)
+        # what stays: the head, the tail and the kept units (message index ranges)
+        kept = [(0, reg.head_end), (reg.tail_start, len(history.messages))]
+        kept += [(u.start, u.end) for u in units if u.kept]
+        cap = profile.max_images_per_request - facts.images(kept)
         if self.config.max_pages is not None:
             # pages per request: frozen blocks' pages count (SPEC §5.10)
-            sent = sum(len(m.images) for m in kept if is_snapshot(m))
-            cap = min(cap, self.config.max_pages - sent)
+            cap = min(cap, self.config.max_pages - facts.sent(kept))
         shape = self.shape_ladder(profile)[-1]
-        geometry = memo.geometry if memo is not None else {}
+        geometry = memo.geometry
         plan = geometry.get(shape)
         if plan is None:  # the page geometry: a layout of one character, once per call
             plan = geometry[shape] = self._planner_plan("x", profile, shape)
         page_b64 = plan.max_png_bytes * 4 // 3 + 64
         # request bytes of what stays: text plus inline images (base64), a close bound
-        other = sum(len(m.text) * 2 + sum(len(i.data or "") for i in m.images) for m in kept)
+        other = facts.request_bytes(kept)
         room: int = (profile.max_request_bytes - other) // page_b64
         return max(0, min(cap, room))
 
@@ -345,6 +414,37 @@ class Snapshot:
 
         return overhead
 
+    def _overhead_floor(self, text: str) -> int:
+        """The least :meth:`_overhead` of ``text`` whatever its factsheet: the guide
+        without the factsheet's sentence (in either form, full or compact), no
+        factsheet, the bridges."""
+        n = len(text)
+        guide = min(
+            len(guide_text(999, n, 99, facts=f, focus=self.focus, compact=c))
+            for f in (False, True)
+            for c in (False, True)
+        )
+        return 8 + (guide + 3) // 4 + _BRIDGES
+
+    def _overhead_ceiling(self, cfg: FactsheetConfig) -> Callable[[str], int]:
+        """The most :meth:`_overhead` of a text can be under the caps of ``cfg``: the
+        guide with the factsheet's sentence and a factsheet full to ``max_chars`` (each
+        value costs its length + 3 against the cap, and takes at most its length + 1 in
+        the list), with a line for every kind."""
+        lines = len(format_factsheet([Fact(k, "", 0) for k in KINDS]))
+        most = lines + cfg.max_chars
+
+        def ceiling(text: str) -> int:
+            n = len(text)
+            guide = max(
+                len(guide_text(999, n, 99, facts=f, focus=self.focus, compact=c))
+                for f in (False, True)
+                for c in (False, True)
+            )
+            return 8 + (guide + most + 3) // 4 + _BRIDGES
+
+        return ceiling
+
     def _plan_fn(
         self, profile: Any, shape: str | None, memo: _Memo, limit: int
     ) -> Callable[[str], Any]:
@@ -359,6 +459,21 @@ class Snapshot:
             return hit
 
         return plan
+
+    def _render_fn(self, profile: Any, shape: str | None, memo: _Memo) -> Callable[[str], Any]:
+        """Text -> its render in ``shape``, each text rendered once per rung call (the
+        fit rounds build again; a run they do not change is the same text)."""
+        done = memo.renders.setdefault(shape, {})
+
+        def render(text: str) -> Any:
+            hit = done.get(text)
+            if hit is None:
+                hit = done[text] = self.renderer(
+                    text, profile=profile, **self._options(text, shape)
+                )
+            return hit
+
+        return render
 
     def _setup(
         self,
@@ -375,16 +490,17 @@ class Snapshot:
         one call share (a message's transcript does not depend on the choice); ``memo``:
         the layouts and factsheet prices they share (the same run text recurs)."""
         memo = memo or _Memo()
-        costs = ctx.message_costs(history)
-        units, source = self._units(history, reg, ctx, costs, users_as_text, pieces)
+        facts = memo.of(history, ctx)
+        costs = facts.costs
+        units, source = self._units(history, reg, ctx, facts, users_as_text, pieces)
         if not source.messages:
             return None  # no middle, or only kept steps in it
         profile = ctx.profile
-        fixed = system_tokens(history, ctx) + sum(costs[: reg.head_end])
-        fixed += sum(costs[reg.tail_start :])
+        fixed = system_tokens(history, ctx) + facts.cost(0, reg.head_end)
+        fixed += facts.cost(reg.tail_start, len(costs))
         sheet = self._factsheet(ctx.target_tokens - fixed)
         compact = self._compact_guide(ctx.target_tokens - fixed)
-        page_cap = self._page_cap(history, reg, units, profile, memo)
+        page_cap = self._page_cap(history, reg, units, profile, memo, facts)
         planner = Planner(
             units,
             source,
@@ -395,6 +511,9 @@ class Snapshot:
             plan=self._plan_fn(profile, shape, memo, page_cap + 1),
             overhead=self._overhead(sheet, memo, compact),
             start_late=self.config.start_late,
+            overhead_floor=self._overhead_floor,
+            lengths=memo.lengths,
+            overhead_ceiling=self._overhead_ceiling(sheet),
         )
         inp = BuildInput(
             history=history,
@@ -403,7 +522,7 @@ class Snapshot:
             source=source,
             costs=costs,
             profile=profile,
-            render=lambda t: self.renderer(t, profile=profile, **self._options(t, shape)),
+            render=self._render_fn(profile, shape, memo),
             factsheet=sheet,
             focus=self.focus,
             compact_guide=compact,
@@ -464,7 +583,7 @@ class Snapshot:
         pieces: dict[tuple[int, int], str] = {}  # each message's transcript, built once
         memo = _Memo()  # each run text laid out (per shape) and priced once
         widest = self._setup(history, reg(), ctx, shape, users, pieces, memo)
-        hopeless = widest is not None and len(choices) > 1 and widest[0].lossless() is None
+        hopeless = widest is not None and len(choices) > 1 and not widest[0].has_lossless()
         for k, (reg, shape, users) in enumerate([] if hopeless else choices):
             last = k == len(choices) - 1
             setup = widest if last else self._setup(history, reg(), ctx, shape, users, pieces, memo)
@@ -485,7 +604,8 @@ class Snapshot:
         setup = self._setup(history, reg(), ctx, shape, users)
         if setup is not None:
             planner = setup[0]
-            if planner.page_cap < planner.lossless_tokens(len(planner.units))[1]:
+            # the pages only: the floor's pages are the same, and need no factsheet
+            if planner.page_cap < planner.lossless_tokens(len(planner.units), bound=-1)[1]:
                 return "image limit"
         return "target"
 

@@ -122,6 +122,9 @@ class Planner:
         plan: PlanFn,
         overhead: Callable[[str], int],
         start_late: bool = True,
+        overhead_floor: Callable[[str], int] | None = None,
+        lengths: dict[tuple[int, int], int] | None = None,
+        overhead_ceiling: Callable[[str], int] | None = None,
     ) -> None:
         self.units = list(units)
         self.source = source
@@ -130,6 +133,12 @@ class Planner:
         self.page_cap = page_cap
         self._plan = plan
         self._overhead = overhead  # text of a run -> guide + factsheet + bridges (tokens)
+        # the least ``overhead`` of a text, known without reading its factsheet: a price
+        # with it that does not fit says the exact price does not either
+        self._overhead_floor = overhead_floor or (lambda text: 0)
+        # the most ``overhead`` of a text can be (its factsheet full to the caps): a price
+        # with it that fits says the exact price fits too (None: not known)
+        self._overhead_ceiling = overhead_ceiling
         self.start_late = start_late  # a lossless plan may leave its oldest units as text
         self._after = [0] * (len(self.units) + 1)  # tokens of units [c, m) as text
         for k in range(len(self.units) - 1, -1, -1):
@@ -146,12 +155,17 @@ class Planner:
         self._full_plans: dict[tuple[int, ...], Any] = {}
         # unit texts by (unit, level of each of its messages; () for all at 0)
         self._unit_texts: dict[tuple[int, tuple[int, ...]], str] = {}
-        self._overheads: dict[tuple[int, ...], int] = {}
+        self._overheads: dict[tuple[int, ...], int] = {}  # whole run -> its overhead
+        self._floors: dict[tuple[int, ...], int] = {}  # whole run -> its overhead floor
+        self._ceilings: dict[tuple[int, ...], int] = {}  # whole run -> its overhead ceiling
         # the lossy search: exact prices by (c, moves applied, cut), estimates by c
         self._exact: dict[tuple[int, int, tuple[int, int] | None], tuple[int, int]] = {}
         self._estimates: dict[int, MovePrices] = {}
         self._moves: dict[int, list[tuple[str, int, int]]] = {}
         self._level0: list[int] | None = None
+        # imaged unit (start, end) -> its level-0 text length: the planners of one call
+        # share it (a unit's messages and their pieces do not depend on the choice)
+        self._lengths: dict[tuple[int, int], int] = {} if lengths is None else lengths
         self._all_levels: dict[int, tuple[int, dict[int, int]]] = {}  # c -> moves, levels
         self.full_runs = self.runs_of(len(self.units))
         self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
@@ -203,9 +217,16 @@ class Planner:
         """Each unit's text length with nothing shortened (0: a unit without text)."""
         if self._level0 is None:
             out = []
+            known = self._lengths
             for u in self.units:
-                ps = self._pieces0(u.index)
-                out.append(sum(map(len, ps)) + len(ps) - 1 if ps else 0)
+                if not u.positions:
+                    out.append(0)  # kept (or empty): no text on the pages
+                    continue
+                n = known.get((u.start, u.end))
+                if n is None:
+                    ps = self._pieces0(u.index)
+                    n = known[(u.start, u.end)] = sum(map(len, ps)) + len(ps) - 1 if ps else 0
+                out.append(n)
             self._level0 = out
         return self._level0
 
@@ -278,8 +299,50 @@ class Planner:
             self.source.back(rt.text, 0, [p for k in run for p in self.units[k].positions])
             hit = (rt, self._plan(rt.text))
             self._full_plans[run] = hit
-            self._overheads[run] = self._overhead(rt.text)
         return hit
+
+    def overhead_of(self, whole: tuple[int, ...]) -> int:
+        """Guide, factsheet and bridges of a whole run (its factsheet read when first
+        asked: a choice or prefix that the floor already rules out never reads it)."""
+        hit = self._overheads.get(whole)
+        if hit is None:
+            hit = self._overheads[whole] = self._overhead(self._full(whole)[0].text)
+        return hit
+
+    def _floor_of(self, whole: tuple[int, ...]) -> int:
+        hit = self._floors.get(whole)
+        if hit is None:
+            hit = self._floors[whole] = self._overhead_floor(self._full(whole)[0].text)
+        return hit
+
+    def _ceiling_of(self, whole: tuple[int, ...]) -> int:
+        hit = self._ceilings.get(whole)
+        if hit is None:
+            assert self._overhead_ceiling is not None
+            hit = self._ceilings[whole] = self._overhead_ceiling(self._full(whole)[0].text)
+        return hit
+
+    def _of_whole(self, bound: int) -> Callable[[tuple[int, ...]], int]:
+        """A whole run's overhead: its floor (``bound`` < 0), exact, or ceiling (> 0)."""
+        return self._floor_of if bound < 0 else self._ceiling_of if bound > 0 else self.overhead_of
+
+    def _of_text(self, bound: int) -> Callable[[str], int]:
+        if bound < 0:
+            return self._overhead_floor
+        if bound > 0:
+            assert self._overhead_ceiling is not None
+            return self._overhead_ceiling
+        return self._overhead
+
+    def _decide(self, price: Callable[[int], tuple[int, int]]) -> bool:
+        """``_fits(*price(0))``, where ``price(bound)`` prices with each run's overhead
+        floor (``bound`` -1), exact (0) or ceiling (1): a floor's price that does not
+        fit, or a ceiling's that does, decides without reading a factsheet."""
+        if not self._fits(*price(-1)):
+            return False
+        if self._overhead_ceiling is not None and self._fits(*price(1)):
+            return True
+        return self._fits(*price(0))
 
     def _pages(self, rt: RunText) -> tuple[int, int]:
         """(image tokens, pages) of a run's text (a run that is all dropped: no page)."""
@@ -320,17 +383,24 @@ class Planner:
                 pages += k + 1 if past else k
         return pages
 
-    def lossless_tokens(self, c: int) -> tuple[int, int]:
-        """(estimated tokens, pages) when units [0, c) are imaged at level 0."""
+    def lossless_tokens(self, c: int, *, bound: int = 0) -> tuple[int, int]:
+        """(estimated tokens, pages) when units [0, c) are imaged at level 0 (``bound``
+        -1 / 1: with each run's overhead floor / ceiling, a lower / upper bound of the
+        tokens, the same pages)."""
         tokens = self.fixed + self._after[c] + self._kept_before[c]
         pages = 0
+        of_whole = self._of_whole(bound)
         for run in self.runs_of(c):
             whole = self._run_of[run[0]]
             t, n = self._prefix_pages(whole, len(run))
-            self._full(whole)
-            tokens += t + self._overheads[whole]
+            tokens += t + of_whole(whole)
             pages += n
         return tokens, pages
+
+    def _lossless_fits(self, c: int) -> bool:
+        """``_fits(*lossless_tokens(c))``, the factsheets read only when the bounds do
+        not decide."""
+        return self._decide(lambda bound: self.lossless_tokens(c, bound=bound))
 
     def _span_pages(self, whole: tuple[int, ...], run: tuple[int, ...]) -> tuple[int, int]:
         """Estimated (image tokens, pages) of ``run``, a stretch of ``whole`` that does not
@@ -356,28 +426,35 @@ class Planner:
                 tokens += tok * frac
         return int(tokens) + 1, max(1, math.ceil(share))
 
-    def tokens_from(self, first: int, c: int, *, exact: bool) -> tuple[int, int]:
+    def tokens_from(self, first: int, c: int, *, exact: bool, bound: int = 0) -> tuple[int, int]:
         """(tokens, pages) when units [first, c) are imaged at level 0 and those before
         ``first`` stay text. ``exact=False`` prices a run cut at ``first`` by its share
-        of the whole run's pages (no layout); ``exact=True`` lays it out."""
+        of the whole run's pages (no layout); ``exact=True`` lays it out. ``bound`` as
+        for :meth:`lossless_tokens`."""
         if first == 0:
-            return self.lossless_tokens(c)
+            return self.lossless_tokens(c, bound=bound)
+        over = self._of_text(bound)
+        of_whole = self._of_whole(bound)
         tokens = self.fixed + self._after[c] + self._kept_before[c] + self._text_before[first]
         pages = 0
         for run in self.runs_of(c, first):
             whole = self._run_of[run[0]]
             if run[0] == whole[0]:  # the run starts where it would: as lossless_tokens does
                 t, n = self._prefix_pages(whole, len(run))
-                tokens += t + self._overheads[whole]
+                tokens += t + of_whole(whole)
             elif exact:
                 rt = self.run_text(run, Treatment())
                 t, n = self._pages(rt)
-                tokens += t + self._overhead(rt.text)
+                tokens += t + over(rt.text)
             else:
                 t, n = self._span_pages(whole, run)
-                tokens += t + self._overheads[whole]
+                tokens += t + of_whole(whole)
             pages += n
         return tokens, pages
+
+    def _fits_from(self, first: int, c: int, *, exact: bool) -> bool:
+        """``_fits(*tokens_from(first, c, exact=exact))``, decided by the bounds first."""
+        return self._decide(lambda bound: self.tokens_from(first, c, exact=exact, bound=bound))
 
     def _latest_first(self, c: int) -> tuple[int, int]:
         """(first, tokens): the latest start of the imaged range [first, c) that still
@@ -385,14 +462,15 @@ class Planner:
         lo, hi = 0, min(c, self._latest + 1) if self.start_late else 1  # lo fits
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self._fits(*self.tokens_from(mid, c, exact=False)):
+            if self._fits_from(mid, c, exact=False):
                 lo = mid
             else:
                 hi = mid
         while lo > 0:
-            tokens, pages = self.tokens_from(lo, c, exact=True)
-            if self._fits(tokens, pages):
-                return lo, tokens
+            # the bounds first: a start they decide needs no factsheet of its run to
+            # decide (the plan's price is exact: the build lists those facts anyway)
+            if self._fits_from(lo, c, exact=True):
+                return lo, self.tokens_from(lo, c, exact=True)[0]
             lo //= 2  # the estimate was optimistic: halve the shift until it fits
         return 0, self.lossless_tokens(c)[0]
 
@@ -408,8 +486,7 @@ class Planner:
             rt = self.run_text(run, treat, source=sources)
             t, n = self._pages(rt)
             whole = self._run_of[run[0]]
-            self._full(whole)
-            tokens += t + self._overheads[whole]
+            tokens += t + self.overhead_of(whole)
             if rt.all_dropped:
                 tokens += -(-len(rt.text) // 4)
             pages += n
@@ -438,19 +515,32 @@ class Planner:
                 hi = mid
         return lo
 
-    def lossless(self) -> Plan | None:
-        """The fewest oldest units whose pages fit, nothing lost; None when none does."""
+    def has_lossless(self) -> bool:
+        """``lossless() is not None``, without finding the plan (the widest prefix within
+        the page cap fits, or none does): what the rung asks of its widest choice."""
+        return self._lossless_hi() is not None
+
+    def _lossless_hi(self) -> int | None:
+        """The widest imaged prefix within the page cap when it fits (None: no lossless
+        plan: :meth:`lossless` searches the fewest units below it)."""
         if self.fixed + self._kept_before[-1] > self.target:
             # the units kept as text and the head and tail alone exceed the target: every
             # prefix's price counts them (lossless_tokens), so none fits; no layout needed
             return None
         hi = self._widest()  # more imaging saves tokens, up to what the page cap allows
-        if hi < self._least or not self._fits(*self.lossless_tokens(hi)):
+        if hi < self._least or not self._lossless_fits(hi):
+            return None
+        return hi
+
+    def lossless(self) -> Plan | None:
+        """The fewest oldest units whose pages fit, nothing lost; None when none does."""
+        hi = self._lossless_hi()
+        if hi is None:
             return None
         lo = self._least  # invariant: imaging [0, hi) fits
         while lo < hi:
             mid = (lo + hi) // 2
-            if self._fits(*self.lossless_tokens(mid)):
+            if self._lossless_fits(mid):
                 hi = mid
             else:
                 lo = mid + 1

@@ -109,7 +109,7 @@ class MovePrices:
             rt, plan = planner._full(whole)
             ends = [rt.spans[k][1] for k in run if k in rt.spans]
             self.base.append(ends[-1] if ends else 0)
-            self.overhead += planner._overheads[whole]
+            self.overhead += planner.overhead_of(whole)
             n_pages = len(plan.page_tokens)
             if n_pages >= 2:
                 d = (plan.page_starts[-1] / (n_pages - 1), plan.page_tokens[0])
