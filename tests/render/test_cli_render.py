@@ -263,3 +263,24 @@ def test_a_render_imports_only_what_its_first_page_needs(tmp_path):
     assert "numpy.ma" not in out
     assert "concurrent.futures" not in out  # one thread: no pool
     assert (tmp_path / "o" / "page-0001.png").is_file()
+
+
+def test_the_cli_keeps_openblas_to_one_thread_unless_told(tmp_path):
+    """numpy's OpenBLAS threads spin when numpy loads (~0.1 s of CPU per fresh run): the
+    CLI's own process asks for one, before numpy loads; a user's setting wins."""
+    import os
+
+    src = tmp_path / "in.txt"
+    src.write_text("one page\n", encoding="utf-8")
+    code = (
+        "import os, sys; from glyphfold.cli import main; "
+        f"main(['render', {str(src)!r}, '--out', {str(tmp_path / 'o')!r}, '--quiet']); "
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    run = [sys.executable, "-c", code]
+    out = subprocess.run(run, capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split()[-1] == "1"
+    env["OPENBLAS_NUM_THREADS"] = "3"
+    out = subprocess.run(run, capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split()[-1] == "3"
