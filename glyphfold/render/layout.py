@@ -476,15 +476,12 @@ class Layout:
             out["whitespace"] = self.folded
         return out
 
-    def pages(self, *, reuse: bool = False, prefetch: bool = False) -> Iterator[PageLayout]:
+    def pages(self, *, reuse: bool = False) -> Iterator[PageLayout]:
         """Yield pages in order.
 
         With ``reuse`` the grid buffers are recycled: a page is only valid until
         the next one is produced (the renderer's hot path); otherwise each page
-        owns its arrays and may be kept. With ``prefetch`` the next chunk is prepared
-        (code points, classes, ``on_chunk``) on a helper thread while this one lays
-        out the pages of the current chunk: a multi-threaded render's page threads
-        are not left idle at chunk boundaries.
+        owns its arrays and may be kept.
 
         Chunks are laid out as one text: a page that reaches the end of the
         prepared code points while more source follows is laid out again with the
@@ -498,7 +495,7 @@ class Layout:
         grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
         src = np.empty(src_shape, dtype=np.int64)
         row_start = np.empty(cfg.rows, dtype=np.int64)
-        feed = _ahead(self._chunks()) if prefetch else self._chunks()
+        feed = self._chunks()
         buf = next(feed)
         more = not buf.last
         page_fn, args = self._page_fn(buf)
@@ -569,21 +566,6 @@ class Layout:
         if src is not None and (buf.orig is not None or buf.start):
             src = np.where(src >= 0, buf.offsets(np.maximum(src, 0)), -1)
         return PageLayout(grid=grid, n_rows=n_rows, row_start=row_start, span=span, src=src)
-
-
-def _ahead(chunks: Iterator[_Chunk]) -> Iterator[_Chunk]:
-    """``chunks``, each next one prepared on a helper thread while this one is used."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1, thread_name_prefix="glyphfold-chunk") as pool:
-        pending = pool.submit(next, chunks)
-        while True:
-            chunk = pending.result()
-            if not chunk.last:
-                pending = pool.submit(next, chunks)
-            yield chunk
-            if chunk.last:
-                return
 
 
 def _join(buf: _Chunk, start: int, nxt: _Chunk) -> _Chunk:
