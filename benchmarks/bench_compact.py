@@ -86,28 +86,46 @@ print(json.dumps({"compact_s": t_compact, "render_s": t_render, "pages": len(r.p
 )
 
 REAL = r"""
-import glob, json, sys, time
+import cProfile, io, json, pstats, sys, time
 from pathlib import Path
 import glyphfold
+from glyphfold.compaction.history.messages import FORMATS
 from glyphfold.compaction.history.tokens import estimate_history_tokens
+from glyphfold.errors import GlyphfoldError
+folder, profile_top = sys.argv[1], int(sys.argv[2])
 glyphfold.warm_up()
-out = {}
-for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+sessions = []
+for f in sorted(Path(folder).glob("*.json")):
+    name = f.name.removesuffix(".json")
+    fmt = name.rsplit(".", 1)[-1]
+    fmt = fmt if fmt in FORMATS else "auto"  # <name>.<format>.json: read as its name says
     try:
-        h = json.load(open(f))
-        est = estimate_history_tokens(h)
-    except Exception:
-        continue
-    t0, c0 = time.perf_counter(), time.process_time()
+        h = json.loads(f.read_text(encoding="utf-8"))
+        est = estimate_history_tokens(h, format=fmt)
+    except (ValueError, GlyphfoldError):
+        continue  # not a history (index.json)
+    sessions.append((f.name, h, fmt, est))
+def call(h, fmt, est):
     try:
-        glyphfold.compact(h, budget=max(1, est // 2))
+        glyphfold.compact(h, budget=max(1, est // 2), format=fmt)
     except glyphfold.ContextOverflowError:
         pass
-    except Exception as exc:  # a session the tree cannot read: skipped, named
-        print(f"skip {f}: {exc}", file=sys.stderr)
-        continue
-    out[Path(f).name] = ((time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000)
-print(json.dumps(out))
+out = {}
+for name, h, fmt, est in sessions:
+    t0, c0 = time.perf_counter(), time.process_time()
+    call(h, fmt, est)
+    out[name] = ((time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000)
+profiles = {}
+for name in sorted(out, key=lambda k: -out[k][1])[:profile_top]:
+    _, h, fmt, est = next(s for s in sessions if s[0] == name)
+    pr = cProfile.Profile()
+    pr.enable()
+    call(h, fmt, est)
+    pr.disable()
+    buf = io.StringIO()
+    pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(25)
+    profiles[name] = buf.getvalue()
+print(json.dumps({"ms": out, "profiles": profiles}))
 """
 
 
@@ -160,6 +178,46 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
+def real_sessions(trees: dict[str, Path], folder: Path, rounds: int, top: int) -> None:
+    """Every session of ``folder`` compacted at half its estimate, one process per tree
+    and round, the trees interleaved; per session the median of the rounds, then the
+    median / p90 / max over sessions, CPU and wall."""
+    got: dict[str, list[dict[str, list[float]]]] = {k: [] for k in trees}
+    for r in range(rounds):
+        for name, tree in trees.items():
+            res = run(tree, REAL, str(folder), str(top if name == "this" and r == 0 else 0))
+            got[name].append(res["ms"])
+            for session, text in res["profiles"].items():
+                print(f"--- profile of {session} ({name}) ---\n{text}")
+    per: dict[str, dict[str, tuple[float, float]]] = {}
+    for name, runs in got.items():
+        common = set.intersection(*(set(r) for r in runs))
+        per[name] = {
+            k: (
+                statistics.median(r[k][0] for r in runs),
+                statistics.median(r[k][1] for r in runs),
+            )
+            for k in common
+        }
+    print(f"real sessions ({folder}), compact at half the estimate, median of {rounds} rounds:")
+    for what, i in (("CPU", 1), ("wall", 0)):
+        for name, ms_by in per.items():
+            ms = [v[i] for v in ms_by.values()]
+            print(
+                f"  {name:>8} {what:>4}: {len(ms)} sessions, median {statistics.median(ms):6.1f} "
+                f"ms, p90 {pct(ms, 0.9):6.1f} ms, max {max(ms):7.1f} ms, total {sum(ms):8.0f} ms"
+            )
+    slow = sorted(per["this"].items(), key=lambda kv: -kv[1][1])[:8]
+    others = [n for n in per if n != "this"]
+    print(
+        "  slowest here (CPU ms): "
+        + "; ".join(
+            f"{k} {v[1]:.0f}" + "".join(f" ({o} {per[o][k][1]:.0f})" for o in others if k in per[o])
+            for k, v in slow
+        )
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1000,10000")
@@ -169,6 +227,12 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline", type=Path, action="append", default=[], help="another glyphfold tree"
     )
     ap.add_argument("--real", type=Path, default=None, help="folder of real sessions")
+    ap.add_argument(
+        "--profile-top",
+        type=int,
+        default=0,
+        help="with --real: cProfile (by tottime) of this tree's N slowest sessions",
+    )
     ap.add_argument("--omp", type=Path, default=None, help=f"a folder set up for {OMP_SETUP}")
     args = ap.parse_args(argv)
     here = Path(__file__).resolve().parents[1]
@@ -207,14 +271,7 @@ def main(argv: list[str] | None = None) -> int:
                 a = statistics.median(r["compact_s"] for r in got[name])
                 print(f"n={n:>7,} speed-up this vs {name}: {a / b:.2f}x")
     if args.real is not None:
-        for name, tree in trees.items():
-            got_ms = list(run(tree, REAL, str(args.real)).values())
-            for what, ms in (("wall", [w for w, _ in got_ms]), ("CPU", [c for _, c in got_ms])):
-                print(
-                    f"real sessions {name:>8}: {len(ms)} sessions, {what:>4} median "
-                    f"{statistics.median(ms):.0f} ms, p90 {pct(ms, 0.9):.0f} ms, max "
-                    f"{max(ms):.0f} ms"
-                )
+        real_sessions(trees, args.real.resolve(), args.rounds, args.profile_top)
     print(f"load average at end: {os.getloadavg()}")
     return 0
 

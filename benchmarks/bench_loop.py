@@ -31,7 +31,6 @@ import json
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import httpx  # noqa: E402
+from local_servers import free_port, wait_up  # noqa: E402
 from loop_upstream import count_tokens  # noqa: E402
 
 MODEL = "fake-model"
@@ -131,6 +131,18 @@ class Result:
     def share(self) -> float:
         ok = [p["share"] for p in self.priced if p["accepted"]][1:]
         return statistics.median(ok[-10:]) if ok else 0.0
+
+    def parts(self) -> dict[str, float]:
+        """The cost in base-input units by what it paid for (``--breakdown``)."""
+        from loop_upstream import CACHE_READ, CACHE_WRITE, OUTPUT
+
+        ok = [p for p in self.priced if p["accepted"]]
+        return {
+            "read": sum(p["cached"] for p in ok) * CACHE_READ,
+            "write": sum(p["written"] for p in ok) * CACHE_WRITE,
+            "plain": float(sum(p["uncached"] for p in ok)),
+            "output": sum(p["output"] for p in ok) * OUTPUT,
+        }
 
 
 # --------------------------------------------------------------------------- histories
@@ -447,24 +459,6 @@ def run_loop(
     return res
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1.0)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    msg = f"{url} did not come up"
-    raise RuntimeError(msg)
-
-
 def _pct(xs: list[float], q: float) -> float:
     if not xs:
         return float("nan")
@@ -586,6 +580,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--modes", default="self,serve,library")
     ap.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also print each run's cost by part (cache read, write, plain input, output)",
+    )
+    ap.add_argument(
         "--mini",
         default="",
         help="path of a mini-swe-agent 'mini' executable: run that harness instead",
@@ -602,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     from glyphfold.compaction.ladder.compactor import DEFAULT_LOW_WATERMARK
 
     low = args.low if args.low is not None else DEFAULT_LOW_WATERMARK
-    fport, pport = _port(), _port()
+    fport, pport = free_port(), free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     fake = subprocess.Popen(
         [
@@ -642,8 +641,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         direct, via = f"http://127.0.0.1:{fport}", f"http://127.0.0.1:{pport}"
-        _wait(direct + "/v1/models")
-        _wait(via + "/healthz")
+        wait_up(direct + "/v1/models")
+        wait_up(via + "/healthz")
         if args.mini:
             print(f"window {args.window:,} tokens, load {os.getloadavg()[0]:.1f}", flush=True)
             run_mini(args.mini, direct=direct, via=via)
@@ -681,6 +680,19 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 rows.append(row)
                 print(row, flush=True)
+            if args.breakdown and base is not None and base.cost:
+                # what every mode pays at least: each tool result written to the cache once
+                new = sum(len(tool_output(k)) for k in range(base.steps)) / 4
+                print(
+                    f"    {api}: the tool results ({new:,.0f} tokens) written once at 1.25x: "
+                    f"{new * 1.25:,.0f} units ({new * 1.25 / base.cost:.2f}x self)",
+                    flush=True,
+                )
+                for mode, r in results.items():
+                    parts = ", ".join(
+                        f"{k} {v:,.0f} ({v / base.cost:.2f}x)" for k, v in r.parts().items()
+                    )
+                    print(f"    {api} {mode}: {r.cost:,.0f} units = {parts} of self", flush=True)
     finally:
         for p in (proxy, fake):
             p.terminate()

@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
+from benchmarks.local_servers import free_port, wait_up  # noqa: E402
 from tests.serve.histories import openai_history  # noqa: E402
 from tests.serve.load import percentile, run_load  # noqa: E402
 
@@ -42,24 +42,6 @@ from tests.serve.fake_upstream import FakeUpstream
 uvicorn.run(FakeUpstream(window={window}).app(), host="127.0.0.1", port={port},
             log_level="warning", access_log=False, timeout_keep_alive=75)
 """
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(url: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1.0)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    msg = f"{url} did not come up"
-    raise RuntimeError(msg)
 
 
 def _small(i: int, j: int) -> tuple[str, dict[str, str], bytes]:
@@ -135,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compaction-clients", type=int, default=10)
     ap.add_argument("--compaction-requests", type=int, default=4)
     args = ap.parse_args(argv)
-    fport, pport = _port(), _port()
+    fport, pport = free_port(), free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     fake = subprocess.Popen(
         [sys.executable, "-c", FAKE.format(window=WINDOW, port=fport)], cwd=ROOT, env=env
@@ -161,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         direct, via = f"http://127.0.0.1:{fport}", f"http://127.0.0.1:{pport}"
-        _wait(direct + "/v1/models")
-        _wait(via + "/healthz")
+        wait_up(direct + "/v1/models")
+        wait_up(via + "/healthz")
         run_load(via, clients=4, requests=10, make=_small)  # warm both processes
         fresh = _interleaved(direct, via, 200)
         c, n = args.clients, args.requests

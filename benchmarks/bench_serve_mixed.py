@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
+from benchmarks.local_servers import free_port, wait_up  # noqa: E402
 from tests.serve.histories import openai_history  # noqa: E402
 from tests.serve.load import percentile  # noqa: E402
 
@@ -47,24 +47,6 @@ uvicorn.run(FakeUpstream(window={window}).app(), host="127.0.0.1", port={port},
             log_level="warning", access_log=False, timeout_keep_alive=75)
 """
 HEADERS = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1.0)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    msg = f"{url} did not come up"
-    raise RuntimeError(msg)
 
 
 def _bodies(big: int) -> tuple[bytes, bytes, list[bytes]]:
@@ -249,14 +231,14 @@ def main(argv: list[str] | None = None) -> int:
         f"bodies: small {len(bodies[0])} B, medium {len(bodies[1])} B, big "
         f"{[len(b) for b in bodies[2]]} B; load {os.getloadavg()}"
     )
-    fport = _port()
+    fport = free_port()
     fake = subprocess.Popen(
         [sys.executable, "-c", FAKE.format(window=WINDOW, port=fport)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     try:
-        _wait(f"http://127.0.0.1:{fport}/v1/models")
+        wait_up(f"http://127.0.0.1:{fport}/v1/models")
         threads_cfg = Path(tempfile.mkdtemp()) / "threads.toml"
         threads_cfg.write_text('compact_in = "thread"\n')
         trees: list[tuple[str, Path, Path | None]] = [("this tree", ROOT, None)]
@@ -265,11 +247,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.threads_too:
             trees.append(("this tree, compact_in = thread", ROOT, threads_cfg))
         for label, tree, config in trees:
-            pport = _port()
+            pport = free_port()
             proxy = _start(tree, fport, pport, config)
             try:
                 url = f"http://127.0.0.1:{pport}"
-                _wait(url + "/healthz")
+                wait_up(url + "/healthz")
                 time.sleep(args.warm_s)  # start-up warm-up (where the tree has one) finishes
                 load = os.getloadavg()
                 res = asyncio.run(_scenario(url, pport, args, bodies))

@@ -52,6 +52,7 @@ from glyphfold.compaction.ladder.rungs.snapshot.build import (
     page_records,
 )
 from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
+    FactScans,
     FactsheetConfig,
     extract_facts,
     format_factsheet,
@@ -149,6 +150,11 @@ class _Memo:
     # per factsheet caps (max_chars, max_items): text -> its factsheet price / its facts
     overheads: dict[tuple[int, int], dict[str, int]] = dataclasses.field(default_factory=dict)
     facts: dict[tuple[int, int], dict[str, list[Any]]] = dataclasses.field(default_factory=dict)
+    # each text's identifiers, read once whatever the caps (a run text recurs under the
+    # caps of several choices: the room the head and tail leave differs per tail)
+    scans: FactScans = dataclasses.field(default_factory=FactScans)
+    # the page geometry of each shape (the page cap's bytes per page), laid out once
+    geometry: dict[str | None, Any] = dataclasses.field(default_factory=dict)
 
     def under(self, cfg: FactsheetConfig) -> tuple[dict[str, int], dict[str, list[Any]]]:
         """The factsheet prices and facts by text under the caps of ``cfg``."""
@@ -259,7 +265,14 @@ class Snapshot:
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
         return units, Source(imaged, tool_names(history), self.config.transcript, shared=pieces)
 
-    def _page_cap(self, history: History, reg: Regions, units: list[Unit], profile: Profile) -> int:
+    def _page_cap(
+        self,
+        history: History,
+        reg: Regions,
+        units: list[Unit],
+        profile: Profile,
+        memo: _Memo | None = None,
+    ) -> int:
         msgs = history.messages
         kept = [*msgs[: reg.head_end], *msgs[reg.tail_start :]]
         kept += [msgs[i] for u in units if u.kept for i in range(u.start, u.end)]
@@ -268,7 +281,11 @@ class Snapshot:
             # pages per request: frozen blocks' pages count (SPEC §5.10)
             sent = sum(len(m.images) for m in kept if is_snapshot(m))
             cap = min(cap, self.config.max_pages - sent)
-        plan = self._planner_plan("x", profile, self.shape_ladder(profile)[-1])
+        shape = self.shape_ladder(profile)[-1]
+        geometry = memo.geometry if memo is not None else {}
+        plan = geometry.get(shape)
+        if plan is None:  # the page geometry: a layout of one character, once per call
+            plan = geometry[shape] = self._planner_plan("x", profile, shape)
         page_b64 = plan.max_png_bytes * 4 // 3 + 64
         # request bytes of what stays: text plus inline images (base64), a close bound
         other = sum(len(m.text) * 2 + sum(len(i.data or "") for i in m.images) for m in kept)
@@ -296,7 +313,8 @@ class Snapshot:
         def overhead(text: str) -> int:
             hit = overheads.get(text)
             if hit is None:
-                found = known[text] = extract_facts(text, config=cfg)  # build reuses them
+                # build reuses them
+                found = known[text] = extract_facts(text, config=cfg, scans=memo.scans)
                 facts = format_factsheet(found)
                 guide = guide_text(999, len(text), 99, facts=bool(facts), focus=self.focus)
                 hit = overheads[text] = 8 + (len(guide) + len(facts) + 3) // 4 + _BRIDGES
@@ -342,7 +360,7 @@ class Snapshot:
         fixed = system_tokens(history, ctx) + sum(costs[: reg.head_end])
         fixed += sum(costs[reg.tail_start :])
         sheet = self._factsheet(ctx.target_tokens - fixed)
-        page_cap = self._page_cap(history, reg, units, profile)
+        page_cap = self._page_cap(history, reg, units, profile, memo)
         planner = Planner(
             units,
             source,

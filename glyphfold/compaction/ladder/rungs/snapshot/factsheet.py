@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
-from itertools import accumulate
+from itertools import accumulate, count, islice
+from typing import TypeAlias
 
 from glyphfold.checks import check_int
 
@@ -92,7 +95,9 @@ _CLAIMING = frozenset({"url", "uuid", "hash"})
 CHUNK_CHARS = 65_536  # facts come in first-appearance order: stop once the cap is full
 
 
-def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[Fact]:
+def extract_facts(
+    text: str, *, config: FactsheetConfig | None = None, scans: FactScans | None = None
+) -> list[Fact]:
     """Find exact identifiers in ``text``: deduplicated, first occurrence order, capped.
 
     A transcript repeats the same paths and ids many times and most of its
@@ -101,26 +106,16 @@ def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[F
     The text is read in chunks, in order, and reading stops once the cap is
     full: a later fact could only rank after the ones already kept.
     ``HTTP 404``-style codes, which contain a space, are searched in the text.
+    ``scans``: the readings of texts already seen (:class:`FactScans`), so that the
+    same text under other caps is not read again (the snapshot planner prices one run
+    text under the caps of several choices).
     """
     cfg = config or FactsheetConfig()
-    kinds = [k for k in KINDS if k in cfg.kinds]
-    rank: dict[str, int] = {}
-    found: dict[str, tuple[int, int, str]] = {}  # value -> (token rank, pos, kind)
-    claimed: set[str] = set()
-    found_chars = 0
-    pos = 0
-    n = len(text)
+    kinds = tuple(k for k in KINDS if k in cfg.kinds)
+    scan = FactScan(text, kinds, cfg.min_len) if scans is None else scans.of(text, kinds, cfg)
     # read on past the cap (bounded): what a page reads worst is chosen first, below
-    want_items, want_chars = cfg.max_items * _READ_ON, cfg.max_chars * _READ_ON
-    while pos < n and len(found) < want_items and found_chars < want_chars:
-        end = n if pos + CHUNK_CHARS >= n else text.find("\n", pos + CHUNK_CHARS)
-        end = n if end == -1 else end
-        chunk = text[pos:end]
-        pos = end
-        before = len(found)
-        _scan_chunk(chunk, kinds, cfg.min_len, rank, found, claimed)
-        found_chars += sum(len(v) + 3 for v in list(found)[before:])
-    ordered = sorted(found.items(), key=lambda kv: kv[1][:2])  # first appearance
+    found = scan.entries(cfg.max_items * _READ_ON, cfg.max_chars * _READ_ON)
+    ordered = sorted(found, key=_first_seen)  # first appearance
     chosen: set[str] = set()
     total = 0
     # the pages hold every word; the factsheet is for what pixels get wrong: the
@@ -139,6 +134,182 @@ def extract_facts(text: str, *, config: FactsheetConfig | None = None) -> list[F
     return out
 
 
+def _first_seen(kv: tuple[str, tuple[int, int, str]]) -> tuple[int, int]:
+    return kv[1][0], kv[1][1]
+
+
+class FactScan:
+    """The identifiers of one text in the order they are found, read chunk by chunk as
+    far as a caller's caps need (:func:`extract_facts`'s reading, resumable).
+
+    Reading stops after the first chunk that brings the found values to the caps, so
+    what a reading with given caps finds is the values found up to that chunk: every
+    chunk's totals are kept, and a reading with larger caps continues where the last
+    one stopped.
+    """
+
+    __slots__ = (
+        "_chars",
+        "_claimed",
+        "_found",
+        "_kinds",
+        "_marks",
+        "_matches",
+        "_min",
+        "_next",
+        "_pos",
+        "_rank",
+        "text",
+    )
+
+    def __init__(
+        self,
+        text: str,
+        kinds: tuple[str, ...],
+        minimum: int,
+        matches: TokenMatches | None = None,
+    ) -> None:
+        self.text = text
+        self._kinds = list(kinds)
+        self._min = minimum
+        # each distinct token's matches: shared by the texts of one FactScans (the run
+        # texts of one rung call hold the same tokens)
+        self._matches = TokenMatches(minimum) if matches is None else matches
+        self._rank: dict[str, int] = {}  # token -> rank of its first appearance
+        self._next = 0  # the rank of the next new token
+        self._found: dict[str, tuple[int, int, str]] = {}  # value -> (token rank, pos, kind)
+        self._claimed: set[str] = set()
+        self._chars = 0  # chars of the values found (+3 each: the list's separators)
+        self._marks: list[tuple[int, int]] = []  # (values, chars) after each chunk read
+        self._pos = 0
+
+    def entries(self, want_items: int, want_chars: int) -> list[tuple[str, tuple[int, int, str]]]:
+        """(value, (token rank, offset in token, kind)) of what a reading stopping at
+        ``want_items`` values or ``want_chars`` chars finds, in the order found."""
+        items = chars = k = 0
+        while items < want_items and chars < want_chars:
+            if k == len(self._marks) and not self._read():
+                break
+            items, chars = self._marks[k]
+            k += 1
+        found = self._found
+        return list(found.items()) if items == len(found) else list(islice(found.items(), items))
+
+    def _read(self) -> bool:
+        """Read the next chunk (False: the text is read to its end)."""
+        text, pos = self.text, self._pos
+        n = len(text)
+        if pos >= n:
+            return False
+        end = n if pos + CHUNK_CHARS >= n else text.find("\n", pos + CHUNK_CHARS)
+        end = n if end == -1 else end
+        self._pos = end
+        found = self._found
+        before = len(found)
+        self._scan(text[pos:end])
+        self._chars += sum(len(v) + 3 for v in islice(found, before, None))
+        self._marks.append((len(found), self._chars))
+        return True
+
+    def _scan(self, chunk: str) -> None:
+        """Find the values of ``chunk``'s tokens not seen in an earlier chunk.
+
+        Each kind's pattern finds, in order, the matches in the tokens that can hold
+        it (first appearance order): a match never spans whitespace, so a token's
+        matches are its own whatever the other tokens, and are found once per token
+        (:class:`TokenMatches`); what is new here is which value each claims first.
+        """
+        # str.split, dict.fromkeys, zip and the set operations run in C
+        toks = dict.fromkeys(chunk.split())
+        rank, found, claimed = self._rank, self._found, self._claimed
+        base = self._next
+        fresh_set: AbstractSet[str]
+        if rank:
+            fresh: Iterable[str] = [t for t in toks if t not in rank]
+            fresh_set = set(fresh)
+        else:
+            fresh = fresh_set = toks.keys()
+        rank.update(zip(fresh, count(base)))
+        self._next = len(rank)
+        if "error" in self._kinds:
+            for m in _HTTP_STATUS.finditer(chunk):
+                found.setdefault(m.group(0), (base, -1, "error"))
+        tm = self._matches
+        new = fresh_set - tm.seen
+        if new:
+            tm.add(new)
+        hit = fresh_set & tm.hits.keys()
+        if not hit:
+            return
+        hits = tm.hits
+        by_kind: list[list[tuple[str, str, int]]] = [[] for _ in KINDS]
+        for t in sorted(hit, key=rank.__getitem__):
+            for i, value, offset in hits[t]:
+                by_kind[i].append((t, value, offset))
+        minimum = self._min
+        # each kind in turn over the tokens, as one pattern over the tokens joined would
+        # find them. Error codes: the tokens with an "E" first, then those with a digit
+        # (a token with both adds nothing the second time)
+        for kind in self._kinds:
+            seq = by_kind[_KIND_INDEX[kind]]
+            if not seq:
+                continue
+            if kind == "error":
+                seq = [e for e in seq if "E" in e[0]] + [e for e in seq if "E" not in e[0]]
+            claims = kind in _CLAIMING
+            # a token claimed by an earlier kind is not read again (this kind's own
+            # matches claim it only for the kinds after it)
+            skip = set(claimed) if claims else claimed
+            for t, value, offset in seq:
+                if t in skip or len(value) < minimum or value in found:
+                    continue
+                found[value] = (rank[t], offset, kind)
+                if claims:
+                    claimed.add(t)
+
+
+class TokenMatches:
+    """Every kind's matches in each distinct token seen (tokens of at least ``minimum``
+    chars that are not plain lowercase words: the others are never read)."""
+
+    __slots__ = ("hits", "minimum", "seen")
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+        self.seen: set[str] = set()
+        self.hits: dict[str, TokenHits] = {}  # only the tokens something matches in
+
+    def add(self, tokens: set[str]) -> None:
+        """Match ``tokens`` (none seen before)."""
+        self.seen |= tokens
+        minimum = self.minimum
+        cands = [t for t in tokens if len(t) >= minimum and not (t.isalpha() and t.islower())]
+        if cands:
+            _match_tokens(cands, self.hits)
+
+
+class FactScans:
+    """The readings of the texts seen (:class:`FactScan`), by text, kinds and minimum
+    length, and the matches of their tokens: the snapshot rung keeps one per call (its
+    choices share run texts, and the texts share most tokens)."""
+
+    __slots__ = ("_matches", "_scans")
+
+    def __init__(self) -> None:
+        self._scans: dict[tuple[str, tuple[str, ...], int], FactScan] = {}
+        self._matches: dict[int, TokenMatches] = {}  # by minimum length
+
+    def of(self, text: str, kinds: tuple[str, ...], cfg: FactsheetConfig) -> FactScan:
+        key = (text, kinds, cfg.min_len)
+        scan = self._scans.get(key)
+        if scan is None:
+            tm = self._matches.get(cfg.min_len)
+            if tm is None:
+                tm = self._matches[cfg.min_len] = TokenMatches(cfg.min_len)
+            scan = self._scans[key] = FactScan(text, kinds, cfg.min_len, tm)
+        return scan
+
+
 _READ_ON = 4  # candidates read: up to four times the caps
 _LONG = 24  # a path or URL this long wraps on a page and is misread most
 
@@ -152,52 +323,52 @@ def _risk(kind: str, value: str) -> int:
     return 3
 
 
-def _scan_chunk(
-    chunk: str,
-    kinds: list[str],
-    minimum: int,
-    rank: dict[str, int],
-    found: dict[str, tuple[int, int, str]],
-    claimed: set[str],
-) -> None:
-    # str.split and dict.fromkeys run in C; the Python filter sees distinct tokens only
-    cands = [
-        t
-        for t in dict.fromkeys(chunk.split())
-        if len(t) >= minimum and t not in rank and not (t.isalpha() and t.islower())
-    ]
-    base = len(rank)
-    for k, t in enumerate(cands):
-        rank[t] = base + k
-    if "error" in kinds:
-        for m in _HTTP_STATUS.finditer(chunk):
-            found.setdefault(m.group(0), (base, -1, "error"))
-    if not cands:
-        return
-    # route tokens to kinds with C-speed tests (``in``, one regex over the joined tokens)
-    with_digit = _DIGIT_LINES.findall("\n".join(cands))
+# a token's matches: (kind's index in KINDS, value, offset in the token), kinds in order
+TokenHits: TypeAlias = list[tuple[int, str, int]]
+_KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+_HEX_SHAPE = bytes(
+    ord("h") if chr(b) in "0123456789abcdef" else b if b == 10 else ord(".") for b in range(256)
+)
+_HEX32, _HEX7 = b"h" * 32, b"h" * 7
+
+
+def _match_tokens(tokens: list[str], hits: dict[str, TokenHits]) -> None:
+    """Every kind's matches in each of ``tokens``, into ``hits`` (tokens with one).
+
+    Tokens go to a kind's pattern only when they hold what every match needs (a ":"
+    for a URL, a digit for a number, ...), and each pattern runs once (in C) over
+    those tokens joined by newlines."""
+    joined = "\n".join(tokens)
+    with_digit = _DIGIT_LINES.findall(joined)
+    # each token's lowercase hex digits as "h", the rest as "." (bytes.translate: C speed;
+    # UTF-8 never puts a newline or a hex digit inside a multibyte character)
+    shapes = joined.encode("utf-8", "surrogatepass").translate(_HEX_SHAPE).split(b"\n")
     pools = {
-        "url": [t for t in cands if ":" in t],
-        "uuid": [t for t in cands if t.count("-") >= 4],
-        "hash": [t for t in cands if len(t) >= 32],
-        "hex": with_digit,
-        "error": [t for t in cands if "E" in t] + with_digit,
-        "path": [t for t in cands if "/" in t],
+        "url": [t for t in tokens if ":" in t],
+        "uuid": [t for t in tokens if t.count("-") >= 4],
+        # a hash is 32+ hex digits in a row, a bare hex id 7+ (or 0x...)
+        "hash": [t for t, h in zip(tokens, shapes, strict=True) if _HEX32 in h],
+        "hex": [t for t, h in zip(tokens, shapes, strict=True) if _HEX7 in h or "0x" in t],
+        "error": list(dict.fromkeys([t for t in tokens if "E" in t] + with_digit)),
+        "path": [t for t in tokens if "/" in t],
         "number": with_digit,
     }
-    for kind in kinds:
-        pool = [t for t in pools[kind] if t not in claimed] if claimed else pools[kind]
+    acc: dict[str, TokenHits] = {}
+    for i, kind in enumerate(KINDS):
+        pool = pools[kind]
         if not pool:
             continue
         starts = list(accumulate((len(t) + 1 for t in pool[:-1]), initial=0))
         for m in _PATTERNS[kind].finditer("\n".join(pool)):
-            value = m.group(0)
-            if len(value) < minimum or value in found:
-                continue
-            k = bisect_right(starts, m.start()) - 1
-            found[value] = (rank[pool[k]], m.start() - starts[k], kind)
-            if kind in _CLAIMING:
-                claimed.add(pool[k])
+            a = m.start()
+            k = bisect_right(starts, a) - 1
+            t = pool[k]
+            found = acc.get(t)
+            if found is None:
+                acc[t] = [(i, m.group(0), a - starts[k])]
+            else:
+                found.append((i, m.group(0), a - starts[k]))
+    hits.update(acc)
 
 
 def run_facts(text: str, source: str, *, config: FactsheetConfig | None = None) -> list[Fact]:

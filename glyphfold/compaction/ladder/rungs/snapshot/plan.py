@@ -427,6 +427,10 @@ class Planner:
 
     def lossless(self) -> Plan | None:
         """The fewest oldest units whose pages fit, nothing lost; None when none does."""
+        if self.fixed + self._kept_before[-1] > self.target:
+            # the units kept as text and the head and tail alone exceed the target: every
+            # prefix's price counts them (lossless_tokens), so none fits; no layout needed
+            return None
         hi = self._widest()  # more imaging saves tokens, up to what the page cap allows
         if hi < self._least or not self._fits(*self.lossless_tokens(hi)):
             return None
