@@ -345,6 +345,7 @@ class _Chunk:
     end: int
     folded: int = 0  # source characters folded away (collapse)
     last: bool = True  # no source after it
+    distinct: np.ndarray | None = None  # its distinct code points, ascending (uint32)
 
     def offsets(self, idx: np.ndarray) -> np.ndarray:
         """Source offsets of code point indices ``idx`` (``len(cps)``: the chunk's end)."""
@@ -358,8 +359,9 @@ class Layout:
 
     ``source`` is the text (``str``: prepared chunk by chunk, :data:`CHUNK_CHARS`
     source characters at a time, so memory is bounded by a chunk and a page) or its
-    code points (one chunk). ``on_chunk(cps, cls)`` is called with each prepared
-    chunk before its pages are laid out (the renderer fills the atlas there).
+    code points (one chunk). ``on_chunk(cps, cls, distinct)`` is called with each
+    prepared chunk (its code points, the class table, its distinct code points) before
+    its pages are laid out (the renderer fills the atlas there).
     """
 
     def __init__(
@@ -370,7 +372,7 @@ class Layout:
         with_src: bool = False,
         kernels: bool | None = None,
         chunk_chars: int | None = None,
-        on_chunk: Callable[[np.ndarray, np.ndarray], None] | None = None,
+        on_chunk: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None = None,
     ) -> None:
         self.config = config
         self.with_src = with_src
@@ -431,14 +433,25 @@ class Layout:
                 cps, reflow=cfg.reflow, tab_size=cfg.tab_size, kernels=self.kernels
             )
             orig += start
-        cls = class_table(cps)
-        # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
-        if cps.shape[0] and int(cps.max()) >= 0x300:
+        cps = frozen(cps)
+        # the checks run on the chunk's distinct code points (a few hundred), not on
+        # every character: classes, combining marks, and (on_chunk) the atlas slots
+        seen = self.distinct(cps)
+        cls = class_table(seen)
+        if seen.shape[0] and (cls[seen] == K.C_DROP_COMBINING).any():
             marks = np.flatnonzero(cls[cps] == K.C_DROP_COMBINING)
-            if marks.shape[0]:
-                cps = compose_marks(cps, marks)
-                cls = class_table(cps)
-        return _Chunk(frozen(cps), orig, start, end, folded, end >= self.n_source)
+            cps = frozen(compose_marks(cps, marks))
+            seen = self.distinct(cps)
+            cls = class_table(seen)
+        return _Chunk(cps, orig, start, end, folded, end >= self.n_source, seen)
+
+    def distinct(self, cps: np.ndarray) -> np.ndarray:
+        """The distinct code points of ``cps``, ascending (one kernel pass with kernels)."""
+        if not self.kernels or cps.shape[0] < 4096:
+            return vector.distinct(cps)
+        seen = np.zeros(_CLS.shape[0], dtype=np.uint8)
+        backend.kernels().mark_seen(cps, seen)
+        return np.flatnonzero(seen).astype(np.uint32)
 
     def _chunks(self) -> Iterator[_Chunk]:
         feed = self._source if isinstance(self._source, TextFeed) else None
@@ -458,7 +471,7 @@ class Layout:
                 chunk = self._prepare(start, self._chunk_end(start, k))
             self.folded += chunk.folded
             if self.on_chunk is not None:
-                self.on_chunk(chunk.cps, _CLS)
+                self.on_chunk(chunk.cps, _CLS, chunk.distinct)
             yield chunk
             if chunk.last:
                 return

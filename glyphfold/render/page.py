@@ -166,9 +166,10 @@ def prepare(
     cfg = setup.config
     extra = (cfg.continuation, cfg.newline, cfg.join, *sorted(set(FOLD_CHARS.tolist())))
 
-    def on_chunk(cps: np.ndarray, cls: np.ndarray) -> None:
-        atlas.prepare(cps, cls, extra)
-        if missing is not None:
+    def on_chunk(cps: np.ndarray, cls: np.ndarray, distinct: np.ndarray) -> None:
+        atlas.prepare(distinct, cls, extra)
+        # counted over the chunk only when one of its code points has no glyph
+        if missing is not None and atlas.missing and atlas.missing.intersection(distinct.tolist()):
             for cp, n in count_missing(cps, atlas.missing).items():
                 missing[cp] = missing.get(cp, 0) + n
 

@@ -199,7 +199,9 @@ def test_chunks_start_small_and_double(monkeypatch):
     text = "a line of text to lay out in chunks\n" * 3000  # 108k chars
     sizes: list[int] = []
     cfg = LayoutConfig(cols=80, rows=40)
-    lay = Layout(text, cfg, chunk_chars=16_000, on_chunk=lambda cps, cls: sizes.append(len(cps)))
+    lay = Layout(
+        text, cfg, chunk_chars=16_000, on_chunk=lambda cps, cls, seen: sizes.append(len(cps))
+    )
     got = [(p.grid[: p.n_rows].tolist(), p.span) for p in lay.pages()]
     assert [s // 1000 for s in sizes[:5]] == [1, 2, 4, 8, 16]  # each cut at a line end
     assert all(s < 16_100 for s in sizes) and sum(sizes) == len(text)
