@@ -471,7 +471,8 @@ class Layout:
                 chunk = self._prepare(start, self._chunk_end(start, k))
             self.folded += chunk.folded
             if self.on_chunk is not None:
-                self.on_chunk(chunk.cps, _CLS, chunk.distinct)
+                seen = chunk.distinct if chunk.distinct is not None else self.distinct(chunk.cps)
+                self.on_chunk(chunk.cps, _CLS, seen)
             yield chunk
             if chunk.last:
                 return

@@ -395,12 +395,12 @@ def render_pages(
             if batch:
                 window.append([mine.page(b) for b in batch])
             # the layout is done: this thread takes back the batches no helper started
-            for i, f in enumerate(window):
-                if not isinstance(f, list) and f.cancel():
-                    window[i] = [mine.page(b) for b in batches[f]]
+            for i, item in enumerate(window):
+                if not isinstance(item, list) and item.cancel():
+                    window[i] = [mine.page(b) for b in batches[item]]
             while window:
                 yield from take()
         finally:
-            for f in window:  # a consumer that stops early: drop what is queued
-                if not isinstance(f, list):
-                    f.cancel()
+            for item in window:  # a consumer that stops early: drop what is queued
+                if not isinstance(item, list):
+                    item.cancel()
