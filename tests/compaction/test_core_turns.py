@@ -467,3 +467,27 @@ def test_a_compaction_block_is_a_barrier():
     reg = split_regions(h, costs=costs.messages, tail_tokens=0)
     assert reg.barrier == 5 and reg.head_end == 7  # the barrier's whole step is head
     assert all(s.start >= 7 for s in reg.middle_steps)
+
+
+def test_a_history_is_segmented_once(monkeypatch):
+    """The steps of a history are found once and kept on it (issue 22: the rungs and the
+    snapshot's tails split the same 10^5 messages six times); a changed history (a new
+    object) is segmented again, and every tail of the same history gets its own regions."""
+    from glyphfold.compaction.history import steps as steps_mod
+    from glyphfold.compaction.history.model import History, new_message
+
+    msgs = [new_message("user", "task")]
+    for k in range(6):
+        msgs += [new_message("assistant", f"step {k}"), new_message("user", f"more {k}")]
+    h = History("openai", tuple(msgs))
+    calls = []
+    real = steps_mod._segment
+    monkeypatch.setattr(steps_mod, "_segment", lambda m: calls.append(1) or real(m))
+    tails = [steps_mod.split_regions(h, tail_messages=t) for t in (1, 3, 5)]
+    assert len(calls) == 1
+    assert [r.tail_start for r in tails] == [12, 10, 8]
+    assert all(r.steps == tails[0].steps for r in tails)
+    shorter = h.replace_messages(h.messages[:-2])
+    assert steps_mod.split_regions(shorter, tail_messages=1).tail_start == 10
+    assert len(calls) == 2  # another history: segmented again
+    assert h == History("openai", tuple(msgs))  # the kept steps are no part of equality

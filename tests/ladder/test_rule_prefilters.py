@@ -75,7 +75,7 @@ def _texts(n: int, seed: int = 3) -> list[str]:
     out = []
     for _ in range(n):
         parts = [rnd.choice(FRAGMENTS) for _ in range(rnd.randrange(1, 9))]
-        seps = ["\n", " ", "", "\r\n", "x"]
+        seps = ["\n", " ", "", "\r\n", "x", "\r", "\n\r\n", " \n"]
         text = ""
         for p in parts:
             text += p + rnd.choice(seps)

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias
 
 from glyphfold.checks import check_choice
-from glyphfold.compaction.history.model import Block, Message, Text
+from glyphfold.compaction.history.model import EMPTY, Block, Message, Text
 
 __all__ = [
     "ACK_TEXTS",
@@ -112,7 +112,8 @@ _NONE: Mapping[str, Any] = MappingProxyType({})
 def glyphfold_meta(m: Message) -> Mapping[str, Any]:
     """The message's glyphfold metadata: canonical ``meta`` first, then the wire key."""
     # called for every message by every segmentation: the common case (none) is fast
-    meta = m.meta.get(X_KEY) if m.meta else None
+    # (a parsed message's meta is the shared EMPTY: no call of its Python __len__)
+    meta = m.meta.get(X_KEY) if m.meta is not EMPTY and m.meta else None
     if meta is not None and isinstance(meta, Mapping):
         return meta
     raw = m.raw.get(X_KEY) if m.raw is not None else None

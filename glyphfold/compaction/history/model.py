@@ -299,6 +299,9 @@ class History:
     extra: Mapping[str, Any] = field(default=EMPTY, compare=False, repr=False)
     meta: Mapping[str, Any] = field(default=EMPTY, compare=False, repr=False)
     _wire: Any = field(default=None, init=False, compare=False, repr=False)
+    # the steps of ``messages`` (history/steps.py), found once: the messages never change
+    # and every rung splits the same history again (init=False: replace() drops it)
+    _steps: Any = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_choice("History format", self.format, FORMATS, error=ValueError)

@@ -162,7 +162,7 @@ class Regions:
         return self.newest_user is not None and self.region_of(self.newest_user) == "middle"
 
 
-def _head_end(msgs: Sequence[Message], users: list[int], barrier: int | None) -> int:
+def _head_end(msgs: Sequence[Message], users: Sequence[int], barrier: int | None) -> int:
     if users:
         end = users[0] + 1
     else:  # no real user message: the head is the leading system messages
@@ -172,6 +172,21 @@ def _head_end(msgs: Sequence[Message], users: list[int], barrier: int | None) ->
     if barrier is not None:
         end = max(end, barrier + 1)
     return end
+
+
+def _segmented(history: History) -> tuple[tuple[Step, ...], tuple[int, ...], int | None]:
+    """(steps, real user messages, compaction barrier) of ``history``, kept on it: the
+    rungs of one run and the snapshot's tails split the same history again and again."""
+    hit = history._steps if isinstance(history, History) else None
+    if hit is None:
+        msgs = history.messages
+        steps = _segment(msgs)
+        bar = compaction_barrier(msgs)
+        users = tuple(s.start for s in steps if s.kind == "user")
+        hit = (steps, users, bar[0] if bar is not None else None)
+        if isinstance(history, History):
+            object.__setattr__(history, "_steps", hit)
+    return hit
 
 
 def split_regions(
@@ -194,10 +209,7 @@ def split_regions(
     if (tail_tokens is None) == (tail_messages is None):
         msg = "give exactly one of tail_tokens= (with costs=) or tail_messages="
         raise InputError(msg)
-    steps = _segment(msgs)
-    users = [s.start for s in steps if s.kind == "user"]
-    bar = compaction_barrier(msgs)
-    barrier = bar[0] if bar is not None else None
+    steps, users, barrier = _segmented(history)
     head_end = _head_end(msgs, users, barrier)
     for s in steps:  # a barrier inside a step: the whole step belongs to the head
         if s.start < head_end < s.end:
@@ -210,7 +222,7 @@ def split_regions(
         steps=steps,
         head_end=head_end,
         tail_start=max(tail_start, head_end),
-        users=tuple(users),
+        users=users,
         newest_user=users[-1] if users else None,
         barrier=barrier,
     )

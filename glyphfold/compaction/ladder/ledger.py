@@ -35,9 +35,13 @@ class Removed:
     detail: str = ""  # e.g. the stub or placeholder text, or the drop reason
 
     def __post_init__(self) -> None:
-        check_choice("ledger destination", self.dest, sorted(DESTINATIONS), error=ValueError)
-        check_int("ledger index", self.index, minimum=0, error=ValueError)
-        check_int("ledger chars", self.chars, minimum=0, error=ValueError)
+        # the valid case tested inline first: a snapshot writes one row per imaged message
+        if type(self.dest) is not str or self.dest not in DESTINATIONS:
+            check_choice("ledger destination", self.dest, sorted(DESTINATIONS), error=ValueError)
+        if type(self.index) is not int or self.index < 0:
+            check_int("ledger index", self.index, minimum=0, error=ValueError)
+        if type(self.chars) is not int or self.chars < 0:
+            check_int("ledger chars", self.chars, minimum=0, error=ValueError)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ text (a summarising model).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ _FORGED = re.compile(f"[{chr(_LO)}-{chr(_HI)}]")
 _TO_PLAIN = {cp: cp - REVERSE_VIDEO_OFFSET for cp in range(_LO, _HI + 1)}
 
 
+@functools.lru_cache(maxsize=256)  # a few labels, written for every message
 def mark(label: str) -> str:
     """Return ``label`` (printable ASCII) in the reverse-video code points of the pixel fonts.
 

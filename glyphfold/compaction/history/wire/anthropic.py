@@ -214,7 +214,7 @@ def parse_message(i: int, m: Any) -> Message:
         if role == "assistant":
             if any(type(b) is ToolResult and not is_server_result(b.raw or {}) for b in blocks):
                 raise fail(i, "tool_result blocks belong in user messages")
-        elif any(isinstance(b, ToolCall | ToolResult) and _inline(b) for b in blocks):
+        elif any(isinstance(b, (ToolCall, ToolResult)) and _inline(b) for b in blocks):
             raise fail(i, "MCP and server tool blocks belong in assistant messages")
         elif any(type(b) is ToolCall for b in blocks):
             raise fail(i, "tool_use blocks belong in assistant messages")

@@ -42,13 +42,16 @@ PART_TYPES = frozenset({"image_url", "input_audio", "file", "refusal"})
 # system and developer messages are neutral: Responses input and an Anthropic history
 # whose messages hold a system entry use them too
 _SIGNAL_ROLES = frozenset({"tool", "function"})
-_SIGNAL_KEYS = ("tool_calls", "tool_call_id", "function_call")
+_SIGNAL_KEYS = ("tool_calls", "tool_call_id", "function_call")  # tested inline in signals()
 
 
 def signals(m: Mapping[str, Any]) -> bool:
     """True when a message's role or keys can only be OpenAI's (content parts aside)."""
     role = m.get("role")
-    return (type(role) is str and role in _SIGNAL_ROLES) or any(k in m for k in _SIGNAL_KEYS)
+    if type(role) is str and role in _SIGNAL_ROLES:
+        return True
+    # _SIGNAL_KEYS spelled out: this runs for every message of an auto-detected history
+    return "tool_calls" in m or "tool_call_id" in m or "function_call" in m
 
 
 # --------------------------------------------------------------------------- parsing

@@ -25,9 +25,10 @@ rules for what is notable live in :mod:`glyphfold.compaction.ladder.rungs.notabl
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +56,7 @@ from glyphfold.compaction.ladder.rungs.notable import (
 )
 from glyphfold.compaction.ladder.rungs.superseded import (
     Call,
+    actions_of,
     argument_reasons,
     is_test_run,
     qualifying_reasons,
@@ -141,25 +143,32 @@ class Reasons:
     arguments: dict[str, str] | None
 
 
+def _verdict(text: str, config: ElideConfig) -> bool:
+    """True when a result's text shows an error or a test run (never superseded)."""
+    return error_text(text, config) or is_test_run(text)
+
+
 def elision_reasons(history: History, config: ElideConfig) -> Reasons:
     """The SPEC §5.8 reasons of every call of ``history`` (the whole history: later calls
     in the tail supersede earlier ones)."""
     if config.policy == "unremarkable":
         return Reasons(None, None)
-    results: dict[str, tuple[str, bool]] = {}
+    results: dict[str, tuple[str, bool | Callable[[], bool]]] = {}
     for m in history.messages:
         for b in m.blocks:
             if isinstance(b, ToolResult):
                 text = result_text(b)
-                verdict = b.is_error or error_text(text, config) or is_test_run(text)
+                # whether it is an error or a test run: asked only when a rule would elide it
+                verdict = True if b.is_error else functools.partial(_verdict, text, config)
                 results[b.call_id] = (text, verdict)
     calls = []
     for m in history.messages:
         for b in m.blocks:
             if isinstance(b, ToolCall):
-                found: tuple[str | None, bool] = results.get(b.id, (None, False))
+                found: tuple[str | None, Any] = results.get(b.id, (None, False))
                 calls.append(Call(b.id, b.name, b.arguments, found[0], found[1]))
-    return Reasons(qualifying_reasons(calls), argument_reasons(calls))
+    actions = actions_of(calls)  # each call's action read once, for both rules
+    return Reasons(qualifying_reasons(calls, actions), argument_reasons(calls, actions))
 
 
 def _arg_chars(c: ToolCall) -> int:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ __all__ = [
     "Action",
     "Call",
     "action_of",
+    "actions_of",
     "argument_reasons",
     "is_test_run",
     "qualifying_reasons",
@@ -115,6 +116,7 @@ def _path_arg(args: Mapping[str, Any]) -> str | None:
 
 
 _REDIRECT = re.compile(r"(?<![0-9&<>])(>{1,2})\s*([^\s;&|<>]+)")
+_SEPARATORS = re.compile(r"&&|\|\||;|\|")
 
 
 def _shell_action(
@@ -124,10 +126,12 @@ def _shell_action(
     reads: list[str] = []
     writes: list[str] = []
     edits: list[str] = []
-    for m in _REDIRECT.finditer(command):
-        (writes if m.group(1) == ">" else edits).append(_norm_path(m.group(2)))
+    if ">" in command:  # (the regexes try every position: a literal test first)
+        for m in _REDIRECT.finditer(command):
+            (writes if m.group(1) == ">" else edits).append(_norm_path(m.group(2)))
     whole = False
-    for part in re.split(r"&&|\|\||;|\|", command):
+    separated = "&" in command or "|" in command or ";" in command
+    for part in _SEPARATORS.split(command) if separated else (command,):
         if not _may_act(part):
             continue  # shlex costs ~4 ms on a long line: only parts that may act pay it
         try:
@@ -206,9 +210,9 @@ def _may_be_test_run(window: str) -> bool:
 
 def is_test_run(text: str) -> bool:
     """True when ``text`` is the output of a test runner (pytest, unittest, cargo, jest)."""
-    return any(
-        _may_be_test_run(w) and _TEST_RUN.search(w) is not None for w in (text[:4000], text[-4000:])
-    )
+    # a text of at most 4,000 chars is both windows: searched once
+    windows = (text,) if len(text) <= 4000 else (text[:4000], text[-4000:])
+    return any(_may_be_test_run(w) and _TEST_RUN.search(w) is not None for w in windows)
 
 
 _PROGRESS_LINE = re.compile(
@@ -240,7 +244,9 @@ def text_reason(text: str) -> str | None:
         return "empty"
     if len(body) <= _CONFIRMATION_CHARS and "\n" not in body and _CONFIRMATION.match(body):
         return "confirmation"
-    lines = [ln for ln in re.split(r"[\r\n]+", body) if ln.strip()]
+    # the non-blank lines between runs of CR/LF (str.split in C, not a regex split)
+    flat = body.replace("\r", "\n") if "\r" in body else body
+    lines = [ln for ln in flat.split("\n") if ln.strip()]
     n = len(lines)
     if n < 3:
         return None
@@ -261,43 +267,61 @@ class Call:
     name: str | None
     arguments: Any
     result: str | None  # None: the call has no result in the history
-    verdict: bool = False  # the result is an error or a test run (never superseded)
+    # the result is an error or a test run (never superseded); a function answering that
+    # is asked only when the answer matters (a reason other than ``duplicate`` was found)
+    verdict: bool | Callable[[], bool] = False
+
+    def is_verdict(self) -> bool:
+        """True when the result is an error or a test run."""
+        v = self.verdict
+        return v() if callable(v) else bool(v)
 
 
-def qualifying_reasons(calls: Iterable[Call]) -> dict[str, str]:
+def actions_of(calls: Sequence[Call]) -> list[Action]:
+    """What each call reads and writes (:func:`action_of`), in order: both rules read them."""
+    return [action_of(c.name, c.arguments) for c in calls]
+
+
+def qualifying_reasons(
+    calls: Iterable[Call], actions: Sequence[Action] | None = None
+) -> dict[str, str]:
     """call id -> why its result qualifies for elision (SPEC §5.8), for the calls that do.
 
     A reason names what supersedes the result when there is one: ``reread by #c9``,
     ``rerun as #c12``, ``rewritten by #c7``, ``duplicate of #c20``; otherwise the kind
     (``progress``, ``confirmation``, ``empty``). Later calls anywhere in the history
-    (the tail too) supersede earlier ones.
+    (the tail too) supersede earlier ones. ``actions``: :func:`actions_of` the calls,
+    when the caller has them.
     """
     seq = list(calls)
+    acts = actions_of(seq) if actions is None else actions
     out: dict[str, str] = {}
     last_key: dict[str, str] = {}  # call key -> the newest call id with it (seen so far)
     last_whole_read: dict[str, str] = {}  # path -> newest call that read it whole
     last_write: dict[str, str] = {}  # path -> newest call that wrote it
     last_text: dict[str, str] = {}  # result text -> newest call id with it
-    for c in reversed(seq):  # newest first: what comes later is already seen
-        act = action_of(c.name, c.arguments)
+    for c, act in zip(reversed(seq), reversed(acts), strict=True):  # newest first
         why: str | None = None
         if c.result is not None:
-            if not c.verdict:
-                for p in act.reads:
-                    if p in last_whole_read:
-                        why = f"reread by #{last_whole_read[p]}"
-                        break
-                    if p in last_write:
-                        why = f"rewritten by #{last_write[p]}"
-                        break
-                if why is None and act.key in last_key:
-                    why = f"rerun as #{last_key[act.key]}"
-                if why is None and c.result in last_text:
-                    why = f"duplicate of #{last_text[c.result]}"
-                if why is None:
-                    why = text_reason(c.result)
-            elif c.result in last_text:  # a verdict repeated word for word says nothing new
-                why = f"duplicate of #{last_text[c.result]}"
+            # a result that is no verdict qualifies for the first of these reasons; a
+            # verdict (an error, a test run) only as a duplicate: a verdict repeated word
+            # for word says nothing new. Whether it is one is asked only when it matters.
+            dup = last_text.get(c.result)
+            for p in act.reads:
+                if p in last_whole_read:
+                    why = f"reread by #{last_whole_read[p]}"
+                    break
+                if p in last_write:
+                    why = f"rewritten by #{last_write[p]}"
+                    break
+            if why is None and act.key in last_key:
+                why = f"rerun as #{last_key[act.key]}"
+            if why is None and dup is None:
+                why = text_reason(c.result)
+            if why is not None and c.is_verdict():
+                why = f"duplicate of #{dup}" if dup is not None else None
+            elif why is None and dup is not None:
+                why = f"duplicate of #{dup}"
             last_text.setdefault(c.result, c.call_id)
         if why is not None:
             out[c.call_id] = why
@@ -310,19 +334,22 @@ def qualifying_reasons(calls: Iterable[Call]) -> dict[str, str]:
     return out
 
 
-def argument_reasons(calls: Iterable[Call]) -> dict[str, str]:
+def argument_reasons(
+    calls: Iterable[Call], actions: Sequence[Action] | None = None
+) -> dict[str, str]:
     """call id -> why the call's long argument values qualify for elision.
 
     A body written to a file (``create``, ``write_file``, a patch) qualifies when the
     same call is made again later, or when the file is written whole again or read
-    whole later (what it holds is then in what stays, or stale).
+    whole later (what it holds is then in what stays, or stale). ``actions``: as
+    :func:`qualifying_reasons` takes them.
     """
     seq = list(calls)
+    acts = actions_of(seq) if actions is None else actions
     out: dict[str, str] = {}
     last_key: dict[str, str] = {}
     later: dict[str, str] = {}  # path -> newest later call that wrote it or read it whole
-    for c in reversed(seq):
-        act = action_of(c.name, c.arguments)
+    for c, act in zip(reversed(seq), reversed(acts), strict=True):
         why = None
         for p in (*act.writes, *act.edits):
             if p in later:

@@ -59,7 +59,6 @@ from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
 )
 from glyphfold.compaction.ladder.rungs.snapshot.plan import Plan, Planner, Unit
 from glyphfold.compaction.ladder.rungs.snapshot.source import Source, cut_marker
-from glyphfold.compaction.ladder.rungs.transcribe import join
 from glyphfold.compaction.ladder.summarizers import check_focus
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
@@ -261,7 +260,7 @@ class Snapshot:
                 imaged.extend(history.messages[s.start : s.end])
             cost = sum(costs[s.start : s.end])
             # an earlier pass's snapshot that is not kept (frozen) is rendered again
-            earlier = not keep and any(is_snapshot(m) for m in history.messages[s.start : s.end])
+            earlier = not keep and any(map(is_snapshot, history.messages[s.start : s.end]))
             units.append(Unit(k, s.start, s.end, keep, s.kind == "user", pos, cost, earlier))
         return units, Source(imaged, tool_names(history), self.config.transcript, shared=pieces)
 
@@ -383,6 +382,7 @@ class Snapshot:
             factsheet=sheet,
             focus=self.focus,
             facts=memo.under(sheet)[1],
+            scans=memo.scans,
         )
         return planner, inp
 
@@ -564,7 +564,7 @@ class Snapshot:
         reg = inp.regions
         units = inp.units
         imaged = [u for u in units[plan.first : plan.imaged] if not u.kept]
-        whole = {k: len(_unit_text0(inp, units[k])) for rt in plan.runs for k in rt.units}
+        whole = {k: _unit_len0(inp, units[k]) for rt in plan.runs for k in rt.units}
         t = plan.treatment
         # every character of the steps' full text that is not on a page is counted
         # (SPEC §5.9): steps dropped, the cut start of one, tool output capped or elided
@@ -636,6 +636,8 @@ class Snapshot:
         )
 
 
-def _unit_text0(inp: BuildInput, u: Unit) -> str:
-    """A unit's transcript at the configured caps (what the pages hold when nothing is lost)."""
-    return join([inp.source.piece(p) for p in u.positions])[0]
+def _unit_len0(inp: BuildInput, u: Unit) -> int:
+    """The length of a unit's transcript at the configured caps (what the pages hold when
+    nothing is lost): its non-empty pieces and a newline between each two, as joined."""
+    sizes = [n for n in (inp.source.piece_len(p) for p in u.positions) if n]
+    return sum(sizes) + len(sizes) - 1 if sizes else 0

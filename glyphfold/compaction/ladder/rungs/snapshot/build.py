@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import functools
 import hashlib
 import json
 import os
@@ -32,6 +33,7 @@ from glyphfold.compaction.history.splice import append_user_side
 from glyphfold.compaction.history.steps import Regions
 from glyphfold.compaction.ladder.ledger import PageRecord, Removed
 from glyphfold.compaction.ladder.rungs.snapshot.factsheet import (
+    FactScans,
     FactsheetConfig,
     format_factsheet,
     run_facts,
@@ -58,9 +60,27 @@ def is_snapshot(m: Message) -> bool:
     return glyphfold_meta(m).get("kind") == SNAPSHOT
 
 
+_HASH_CHARS = 1 << 22  # the source is encoded for its digest this many chars at a time
+
+
 def block_id(source: str) -> str:
-    """The stable id of a snapshot block: a digest of the source it images."""
-    return hashlib.blake2b(source.encode("utf-8"), digest_size=8).hexdigest()
+    """The stable id of a snapshot block: a digest of the source it images.
+
+    The digest of its UTF-8 bytes, encoded a slice at a time (a 100M-char source is not
+    copied whole into bytes; UTF-8 encodes each code point alone: the same digest)."""
+    h = hashlib.blake2b(digest_size=8)
+    for at in range(0, len(source), _HASH_CHARS):
+        h.update(source[at : at + _HASH_CHARS].encode("utf-8"))
+    return h.hexdigest()
+
+
+def _block_id(inp: BuildInput, source: str) -> str:
+    """:func:`block_id`, once per source text of a rung call (every fit round's build
+    images the same run's words: the same digest of up to 100M chars)."""
+    hit = inp.block_ids.get(id(source))
+    if hit is None or hit[0] is not source:
+        hit = inp.block_ids[id(source)] = (source, block_id(source))
+    return hit[1]
 
 
 FOCUS_GUIDE = " The user asks you to look in these pages above all for: {focus}."
@@ -95,10 +115,23 @@ class Built:
 
     history: History
     pages: list[Any] = field(default_factory=list)
-    removed: list[Removed] = field(default_factory=list)
     facts: int = 0
     missing: dict[int, int] = field(default_factory=dict)
     hints: list[str] = field(default_factory=list)
+    # the ledger rows are written when first asked for: a fit round whose build is not
+    # chosen writes none (at 10^5 imaged messages, 10^5 rows per round)
+    row_jobs: list[Callable[[list[Removed]], None]] = field(default_factory=list, repr=False)
+    _removed: list[Removed] | None = field(default=None, repr=False)
+
+    @property
+    def removed(self) -> list[Removed]:
+        """One ledger row per imaged message: the pages it went to, or why it was dropped."""
+        if self._removed is None:
+            rows: list[Removed] = []
+            for job in self.row_jobs:
+                job(rows)
+            self._removed = rows
+        return self._removed
 
 
 @dataclass(frozen=True)
@@ -116,8 +149,12 @@ class BuildInput:
     focus: str | None = None  # written in the reading guide
     # facts already extracted (the planner priced the factsheet of the same texts)
     facts: dict[str, list[Any]] = field(default_factory=dict, compare=False)
+    # the factsheet scans of the texts the planner read (its run texts are the sources)
+    scans: FactScans | None = field(default=None, compare=False)
     # message index -> (chars, id, is a snapshot) for its ledger row: fit rounds build again
     rows: dict[int, tuple[int, str | None, bool]] = field(default_factory=dict, compare=False)
+    # id of a snapshot's source -> (the source, its block id): fit rounds build again
+    block_ids: dict[int, tuple[str, str]] = field(default_factory=dict, compare=False)
 
 
 def build(inp: BuildInput, plan: Plan) -> Built:
@@ -144,7 +181,7 @@ def build(inp: BuildInput, plan: Plan) -> Built:
         nxt = msgs[inp.units[k].start] if k < len(inp.units) else _first_tail(inp)
         snap = _snapshot_message(inp, rt, res, job.result(), built)
         append_user_side(out, snap, nxt, ack_text=SNAPSHOT_ACK_TEXT, ack_kind=SNAPSHOT_ACK)
-        _ledger_rows(inp, plan, rt, res, len(built.pages), built)
+        built.row_jobs.append(functools.partial(_ledger_rows, inp, plan, rt, res, len(built.pages)))
         if res is not None:
             built.pages.extend(res.pages)
     out.extend(msgs[inp.regions.tail_start :])
@@ -161,7 +198,7 @@ def _facts_job(
     whole = not rt.source or rt.source == rt.text
     known = inp.facts.get(rt.text) if whole else None
     if known is None:
-        return pool.submit(run_facts, rt.text, rt.source, config=inp.factsheet)
+        return pool.submit(run_facts, rt.text, rt.source, config=inp.factsheet, scans=inp.scans)
     done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
     done.set_result(known)
     return done
@@ -203,7 +240,7 @@ def _snapshot_message(
         version=SNAPSHOT_VERSION,
         source=rt.source or rt.text,  # every word (SPEC §5.9), whatever the pages hold
         # a stable id of the block (SPEC §5.10): the same source gives the same block
-        block=block_id(rt.source or rt.text),
+        block=_block_id(inp, rt.source or rt.text),
         pages=[list(p.source_span) for p in pages],
         messages=n_msgs,
         profile=getattr(inp.profile, "name", str(inp.profile)),
@@ -246,7 +283,7 @@ def _treatment_note(inp: BuildInput, plan: Plan, k: int, pos: int) -> str:
 
 
 def _ledger_rows(
-    inp: BuildInput, plan: Plan, rt: RunText, res: Any, first_page: int, built: Built
+    inp: BuildInput, plan: Plan, rt: RunText, res: Any, first_page: int, out: list[Removed]
 ) -> None:
     """One row per message of the run: the pages it went to, or why it was dropped."""
     msgs = inp.history.messages
@@ -275,7 +312,7 @@ def _ledger_rows(
             detail = f"{where}; transcript chars {s}-{e}" + (f"; {note}" if note else "")
             if known[2]:
                 detail += "; earlier snapshot re-rendered from its source"
-            built.removed.append(
+            out.append(
                 Removed(
                     i,
                     "dropped" if dropped else "snapshot",

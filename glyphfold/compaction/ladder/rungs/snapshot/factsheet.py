@@ -371,7 +371,13 @@ def _match_tokens(tokens: list[str], hits: dict[str, TokenHits]) -> None:
     hits.update(acc)
 
 
-def run_facts(text: str, source: str, *, config: FactsheetConfig | None = None) -> list[Fact]:
+def run_facts(
+    text: str,
+    source: str,
+    *,
+    config: FactsheetConfig | None = None,
+    scans: FactScans | None = None,
+) -> list[Fact]:
     """The facts of one snapshot whose pages show ``text`` of its full ``source``.
 
     When the pages hold every word (``source`` is ``text``, or empty) this is
@@ -379,13 +385,15 @@ def run_facts(text: str, source: str, *, config: FactsheetConfig | None = None) 
     identifiers of the cut words come first: they are on no page, so the factsheet is
     the only place they are sent (what a page reads worst first, as below); the
     pages' own fill what the caps leave. Same caps either way, so the planner's price
-    of a run's factsheet (its whole text's) holds.
+    of a run's factsheet (its whole text's) holds. ``scans``: as :func:`extract_facts`
+    takes them (the build reads the source the planner priced: at 10^5 messages a
+    100M-char text, read again per fit round without them).
     """
     cfg = config or FactsheetConfig()
     if not source or source == text:
-        return extract_facts(text, config=cfg)
+        return extract_facts(text, config=cfg, scans=scans)
     wide = replace(cfg, max_items=cfg.max_items * _READ_ON, max_chars=cfg.max_chars * _READ_ON)
-    off = [f for f in extract_facts(source, config=wide) if f.value not in text]
+    off = [f for f in extract_facts(source, config=wide, scans=scans) if f.value not in text]
     chosen: set[str] = set()
     total = 0
     for f in sorted(off, key=lambda f: _risk(f.kind, f.value)):
@@ -399,7 +407,10 @@ def run_facts(text: str, source: str, *, config: FactsheetConfig | None = None) 
         for k, f in enumerate(f for f in off if f.value in chosen)
     ]
     room = replace(cfg, max_items=cfg.max_items - len(out), max_chars=cfg.max_chars - total)
-    out += [Fact(f.kind, f.value, len(out) + f.offset) for f in extract_facts(text, config=room)]
+    out += [
+        Fact(f.kind, f.value, len(out) + f.offset)
+        for f in extract_facts(text, config=room, scans=scans)
+    ]
     return out
 
 

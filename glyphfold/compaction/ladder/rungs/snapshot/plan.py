@@ -263,6 +263,8 @@ class Planner:
         hit = self._full_plans.get(run)
         if hit is None:
             rt = self.run_text(run, Treatment())
+            # the run's messages' level-0 pieces become spans of its text (one copy)
+            self.source.back(rt.text, 0, [p for k in run for p in self.units[k].positions])
             hit = (rt, self._plan(rt.text))
             self._full_plans[run] = hit
             self._overheads[run] = self._overhead(rt.text)

@@ -1,0 +1,110 @@
+"""Checks that run for every message keep their answers on their fast paths (issue 22).
+
+A snapshot of 10^5 messages writes 10^5 ledger rows, transcribes 10^5 messages and
+auto-detects the wire format of each: the valid case is tested inline first, the
+error cases still raise what the full checks raise.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from glyphfold.compaction.history.wire import openai
+from glyphfold.compaction.ladder.ledger import Removed
+from glyphfold.compaction.ladder.transcript import mark
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"dest": "elsewhere"}, "ledger destination"),
+        ({"dest": ["snapshot"]}, "ledger destination"),
+        ({"index": -1}, "ledger index"),
+        ({"index": True}, "ledger index"),
+        ({"index": 1.0}, "ledger index"),
+        ({"chars": -5}, "ledger chars"),
+        ({"chars": "12"}, "ledger chars"),
+    ],
+)
+def test_ledger_rows_still_refuse_bad_values(kwargs, words):
+    row = {"index": 3, "dest": "snapshot", "chars": 10, "tokens": 2, **kwargs}
+    with pytest.raises((ValueError, TypeError), match=words):
+        Removed(**row)
+
+
+def test_valid_ledger_rows():
+    r = Removed(0, "dropped", 0, 0, id="c1", role="tool", detail="x")
+    assert (r.index, r.dest, r.chars) == (0, "dropped", 0)
+
+
+def test_openai_signal_keys_and_roles():
+    for key in openai._SIGNAL_KEYS:
+        assert openai.signals({"role": "assistant", key: None})
+    for role in openai._SIGNAL_ROLES:
+        assert openai.signals({"role": role, "content": "x"})
+    assert not openai.signals({"role": "user", "content": "x"})
+    assert not openai.signals({"role": ["tool"], "content": "x"})
+
+
+def test_marks_are_memoised_and_still_checked():
+    assert mark("[user]") is mark("[user]")
+    assert mark("a b") == chr(ord(mark("a")[0])) + " " + mark("b")
+    for _ in range(2):  # a refused label is refused every time (errors are not cached)
+        with pytest.raises(ValueError, match="printable ASCII"):
+            mark("[usér]")
+
+
+def test_block_id_digests_the_source_a_slice_at_a_time(monkeypatch):
+    """The id of a block is the digest of its source's UTF-8 bytes, whatever the slices
+    (issue 22: a 100M-char source was copied whole into bytes for its digest)."""
+    import hashlib
+    import importlib
+
+    build = importlib.import_module("glyphfold.compaction.ladder.rungs.snapshot.build")
+
+    source = "ab\u00e9\ue041 \U0001f600 x" * 50
+    whole = hashlib.blake2b(source.encode("utf-8"), digest_size=8).hexdigest()
+    assert build.block_id(source) == whole
+    for size in (1, 7, 64):
+        monkeypatch.setattr(build, "_HASH_CHARS", size)
+        assert build.block_id(source) == whole
+    assert build.block_id("") == hashlib.blake2b(b"", digest_size=8).hexdigest()
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate is refused as before
+        build.block_id("a\ud800b")
+
+
+def test_move_price_changes_equal_the_sums():
+    """MovePrices._changes (run for every imaged tool message) in plain loops gives the
+    sums it was written as."""
+    import random
+    from types import SimpleNamespace
+
+    from glyphfold.compaction.ladder.rungs.snapshot import price
+
+    def by_sums(results, args, rcap, acap):
+        r0, a0 = rcap[0], acap[0]
+        base = sum(min(n, r0) for n in results) + sum(min(n, a0) for n in args)
+        out = [0]
+        for lv in range(1, price.LEVELS + 1):
+            r, a = rcap[lv], acap[lv]
+            out.append(sum(min(n, r) for n in results) + sum(min(n, a) for n in args) - base)
+        d = sum(price._STUB - price._RESULT_FRAME - min(n, r0) for n in results if n > price._STUB)
+        out.append(d + sum(price._STUB - min(n, a0) for n in args if n > 120))
+        return out
+
+    rnd = random.Random(5)
+    inf = 1 << 60
+    for _ in range(500):
+        results = tuple(
+            rnd.choice((0, 30, 50, 51, 400, 9000, 120_000)) for _ in range(rnd.randrange(3))
+        )
+        args = tuple(rnd.choice((16, 120, 121, 300, 5000)) for _ in range(rnd.randrange(1, 4)))
+        rcap = [rnd.choice((inf, 10_000)), 8000, 4000, 2000, 1000, 400]
+        acap = [rnd.choice((inf, 3000)), 2000, 1000, 500, 250, 120]
+        src = SimpleNamespace(sizes=lambda pos, r=results, a=args: (r, a))
+        mp = object.__new__(price.MovePrices)
+        mp.planner = SimpleNamespace(source=src)
+        mp._by_sizes = {}
+        assert mp._changes(0, rcap, acap) == by_sums(results, args, rcap, acap)
+        assert mp._changes(1, rcap, acap) == by_sums(results, args, rcap, acap)
+        assert len(mp._by_sizes) == 1  # the same sizes: priced once

@@ -1,0 +1,110 @@
+"""The snapshot rung at scale holds each word once and writes the rows it sends (issue 22).
+
+At 10^5 messages the middle's transcript is ~100M chars: its per-message pieces and
+the run's joined text were two copies of it for the rest of the call, and each fit
+round wrote 10^5 ledger rows. Now a run's pieces become spans of its joined text once
+it is joined, and a build writes its rows when they are asked for (only the chosen
+round's are). Same pieces, same rows, same results.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import glyphfold
+from glyphfold.compaction.history.messages import coerce
+from glyphfold.compaction.history.model import Text, ToolCall, ToolResult, new_message
+from glyphfold.compaction.ladder.rungs.snapshot.source import Source, _Slice
+from glyphfold.compaction.ladder.rungs.transcribe import join
+from glyphfold.compaction.ladder.transcript import TranscriptConfig
+
+# the modules, not the functions the package exports under the same names
+build_mod = importlib.import_module("glyphfold.compaction.ladder.rungs.snapshot.build")
+
+
+def _messages(n: int) -> list:
+    out = []
+    for i in range(n):
+        cid = f"c{i}"
+        out.append(
+            new_message("assistant", [Text(f"step {i} " * 5), ToolCall(cid, "bash", {"cmd": "ls"})])
+        )
+        out.append(new_message("user", [ToolResult(cid, (Text(f"out {i}\n" * 3),))]))
+        if i % 5 == 0:
+            out.append(new_message("user", ""))  # a message without text: an empty piece
+    return out
+
+
+def test_backed_pieces_are_the_same_text():
+    msgs = _messages(30)
+    names = {f"c{i}": "bash" for i in range(30)}
+    src = Source(msgs, names, TranscriptConfig())
+    before = [src.piece(p) for p in range(len(msgs))]
+    text, _ = join([p for p in before if p])
+    src.back(text, 0, range(len(msgs)))
+    assert [src.piece(p) for p in range(len(msgs))] == before
+    assert [src.piece_len(p) for p in range(len(msgs))] == [len(p) for p in before]
+    kept = [v for (_, level), v in src._cache.items() if level == 0]
+    assert all(type(v) is _Slice for v in kept if v)  # no second copy of any piece
+    assert all(v.text is text for v in kept if v)
+    # a second Source sharing the cache (another choice of the same call) reads them too
+    other = Source(msgs[::-1], names, TranscriptConfig(), shared=src._cache)
+    assert [other.piece(p) for p in range(len(msgs))] == before[::-1]
+    other.back("".join(reversed(text)), 0, range(len(msgs)))  # already spans: kept as they are
+    assert [src.piece(p) for p in range(len(msgs))] == before
+
+
+def _synth(n: int) -> dict:
+    msgs = [{"role": "user", "content": "task " * 50}]
+    for i in range((n - 1) // 2):
+        cid = f"call_{i}"
+        body = f"line {i} of the output\n" * 30
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"step {i} " * 30},
+                    {"type": "tool_use", "id": cid, "name": "bash", "input": {"cmd": f"run {i}"}},
+                ],
+            }
+        )
+        msgs.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": cid, "content": body}],
+            }
+        )
+    msgs.append({"role": "user", "content": "continue"})
+    return {"system": "s", "messages": msgs}
+
+
+def test_only_the_chosen_rounds_rows_are_written(monkeypatch):
+    rounds: list[int] = []
+    real = build_mod._ledger_rows
+
+    def noting(inp, plan, rt, res, first_page, out):
+        rounds.append(id(plan))
+        return real(inp, plan, rt, res, first_page, out)
+
+    monkeypatch.setattr(build_mod, "_ledger_rows", noting)
+    digested: list[int] = []
+    real_id = build_mod.block_id
+    monkeypatch.setattr(build_mod, "block_id", lambda s: digested.append(id(s)) or real_id(s))
+    builds: list[int] = []
+    real_build = build_mod.build
+
+    def counting(inp, plan):
+        builds.append(1)
+        return real_build(inp, plan)
+
+    snap_mod = importlib.import_module("glyphfold.compaction.ladder.rungs.snapshot")
+    monkeypatch.setattr(snap_mod, "build", counting)
+    r = glyphfold.compact(_synth(801), budget=6000)
+    snap = [e for e in r.ledger if e.rung == "snapshot"]
+    assert snap and r.pages
+    imaged = [x for x in snap[0].removed if x.dest in ("snapshot", "dropped")]
+    assert imaged  # every imaged message has its row
+    assert len(set(rounds)) == 1  # one plan's rows, however many rounds were built
+    assert len(builds) >= 2  # several rounds were built: only one wrote its rows
+    assert len(digested) == len(set(digested))  # each source digested once, not per round
+    assert coerce(r.messages)[0].messages  # a valid history came out
