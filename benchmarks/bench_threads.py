@@ -29,20 +29,21 @@ from glyphfold.samples.mixed_text import mixed_transcript
 _CLI = "import sys; from glyphfold.cli import main; sys.exit(main())"
 
 
-def one_pass(text: str, threads: int) -> tuple[float, float, int]:
+def one_pass(text: str, threads: int, reflow: bool = True) -> tuple[float, float, int]:
     """(wall s, CPU s, pages) of one streamed render on ``threads`` threads."""
     c0, t0 = time.process_time(), time.perf_counter()
-    n = sum(1 for _ in iter_pages(text, threads=threads, reflow=True))  # as the CLI
+    n = sum(1 for _ in iter_pages(text, threads=threads, reflow=reflow))
     return time.perf_counter() - t0, time.process_time() - c0, n
 
 
-def cli_pass(path: Path, out: Path, threads: int) -> tuple[float, float, int]:
+def cli_pass(path: Path, out: Path, threads: int, reflow: bool = True) -> tuple[float, float, int]:
     """(wall s, CPU s, pages) of a fresh ``glyphfold render --threads N`` process."""
     before = os.times()
     t0 = time.perf_counter()
     args = [sys.executable, "-c", _CLI, "render", str(path), "--out", str(out)]
     # cwd: a source tree in the working directory would shadow the one on PYTHONPATH
-    subprocess.run([*args, "--quiet", "--threads", str(threads)], check=True, cwd=out.parent)
+    args += ["--quiet", "--threads", str(threads), "--reflow" if reflow else "--no-reflow"]
+    subprocess.run(args, check=True, cwd=out.parent)
     wall = time.perf_counter() - t0
     after = os.times()
     cpu = (after.children_user - before.children_user) + (
@@ -56,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chars", type=int, default=2_000_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--cli", action="store_true", help="also fresh `glyphfold render` processes")
+    ap.add_argument(
+        "--no-reflow",
+        dest="reflow",
+        action="store_false",
+        help="a row per line (more, sparser pages; default: reflow, as the CLI)",
+    )
     args = ap.parse_args(argv)
     warm_up()
     text = mixed_transcript(args.chars)
@@ -67,13 +74,16 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(text, encoding="utf-8")
         for r in range(args.rounds):
             for threads in (1, 2) if r % 2 == 0 else (2, 1):
-                res.setdefault(f"iter_pages threads={threads}", []).append(one_pass(text, threads))
+                res.setdefault(f"iter_pages threads={threads}", []).append(
+                    one_pass(text, threads, args.reflow)
+                )
                 if args.cli:
                     out = Path(tmp) / f"out{threads}"
                     res.setdefault(f"render --threads {threads}", []).append(
-                        cli_pass(path, out, threads)
+                        cli_pass(path, out, threads, args.reflow)
                     )
-    print(f"| {args.chars:,} chars | pages | pages/s wall | CPU s | wall s |")
+    kind = "reflow" if args.reflow else "no reflow"
+    print(f"| {args.chars:,} chars, {kind} | pages | pages/s wall | CPU s | wall s |")
     print("|---|---|---|---|---|")
     rate: dict[str, float] = {}
     for label, rs in res.items():

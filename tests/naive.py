@@ -346,3 +346,8 @@ def naive_collapse(text: str, *, reflow: bool = False, tab_size: int = 8) -> tup
         seen = True
     folded = "".join(c for c, _ in out)
     return folded, [o for _, o in out] + [n]
+
+
+def naive_distinct(cps: list[int]) -> list[int]:
+    """The distinct code points of ``cps``, ascending (the layout's ``distinct``)."""
+    return sorted(set(cps))

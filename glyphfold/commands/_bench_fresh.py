@@ -32,6 +32,7 @@ KERNELS = (
     "pack_rows",
     "pack_rows_1bit_u64",
     "pack_rows_2bit_u64",
+    "mark_seen",
 )
 
 _CHILD = """

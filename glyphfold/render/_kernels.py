@@ -704,3 +704,20 @@ def collapse_whitespace(cps, reflow, tab_size, out, orig):
         a = k
     orig[m] = n
     return m, copied
+
+
+@kernel
+def mark_seen(cps, seen):
+    """Set ``seen[c]`` to 1 for every code point ``c`` of ``cps``; return how many were new.
+
+    One pass over a layout chunk (``seen`` holds a byte per code point): its distinct
+    code points are then ``flatnonzero(seen)``, and the class and atlas checks run on
+    those few instead of gathering over every character of the chunk.
+    """
+    new = 0
+    for i in range(cps.shape[0]):
+        c = cps[i]
+        if seen[c] == 0:
+            seen[c] = 1
+            new += 1
+    return new

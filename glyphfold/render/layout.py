@@ -345,6 +345,7 @@ class _Chunk:
     end: int
     folded: int = 0  # source characters folded away (collapse)
     last: bool = True  # no source after it
+    distinct: np.ndarray | None = None  # its distinct code points, ascending (uint32)
 
     def offsets(self, idx: np.ndarray) -> np.ndarray:
         """Source offsets of code point indices ``idx`` (``len(cps)``: the chunk's end)."""
@@ -358,8 +359,9 @@ class Layout:
 
     ``source`` is the text (``str``: prepared chunk by chunk, :data:`CHUNK_CHARS`
     source characters at a time, so memory is bounded by a chunk and a page) or its
-    code points (one chunk). ``on_chunk(cps, cls)`` is called with each prepared
-    chunk before its pages are laid out (the renderer fills the atlas there).
+    code points (one chunk). ``on_chunk(cps, cls, distinct)`` is called with each
+    prepared chunk (its code points, the class table, its distinct code points) before
+    its pages are laid out (the renderer fills the atlas there).
     """
 
     def __init__(
@@ -370,7 +372,7 @@ class Layout:
         with_src: bool = False,
         kernels: bool | None = None,
         chunk_chars: int | None = None,
-        on_chunk: Callable[[np.ndarray, np.ndarray], None] | None = None,
+        on_chunk: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None = None,
     ) -> None:
         self.config = config
         self.with_src = with_src
@@ -431,14 +433,25 @@ class Layout:
                 cps, reflow=cfg.reflow, tab_size=cfg.tab_size, kernels=self.kernels
             )
             orig += start
-        cls = class_table(cps)
-        # no combining mark sits below U+0300: ASCII/Latin-1 texts skip the scan
-        if cps.shape[0] and int(cps.max()) >= 0x300:
+        cps = frozen(cps)
+        # the checks run on the chunk's distinct code points (a few hundred), not on
+        # every character: classes, combining marks, and (on_chunk) the atlas slots
+        seen = self.distinct(cps)
+        cls = class_table(seen)
+        if seen.shape[0] and (cls[seen] == K.C_DROP_COMBINING).any():
             marks = np.flatnonzero(cls[cps] == K.C_DROP_COMBINING)
-            if marks.shape[0]:
-                cps = compose_marks(cps, marks)
-                cls = class_table(cps)
-        return _Chunk(frozen(cps), orig, start, end, folded, end >= self.n_source)
+            cps = frozen(compose_marks(cps, marks))
+            seen = self.distinct(cps)
+            cls = class_table(seen)
+        return _Chunk(cps, orig, start, end, folded, end >= self.n_source, seen)
+
+    def distinct(self, cps: np.ndarray) -> np.ndarray:
+        """The distinct code points of ``cps``, ascending (one kernel pass with kernels)."""
+        if not self.kernels or cps.shape[0] < 4096:
+            return vector.distinct(cps)
+        seen = np.zeros(_CLS.shape[0], dtype=np.uint8)
+        backend.kernels().mark_seen(cps, seen)
+        return np.flatnonzero(seen).astype(np.uint32)
 
     def _chunks(self) -> Iterator[_Chunk]:
         feed = self._source if isinstance(self._source, TextFeed) else None
@@ -458,7 +471,8 @@ class Layout:
                 chunk = self._prepare(start, self._chunk_end(start, k))
             self.folded += chunk.folded
             if self.on_chunk is not None:
-                self.on_chunk(chunk.cps, _CLS)
+                seen = chunk.distinct if chunk.distinct is not None else self.distinct(chunk.cps)
+                self.on_chunk(chunk.cps, _CLS, seen)
             yield chunk
             if chunk.last:
                 return
@@ -476,15 +490,12 @@ class Layout:
             out["whitespace"] = self.folded
         return out
 
-    def pages(self, *, reuse: bool = False, prefetch: bool = False) -> Iterator[PageLayout]:
+    def pages(self, *, reuse: bool = False) -> Iterator[PageLayout]:
         """Yield pages in order.
 
         With ``reuse`` the grid buffers are recycled: a page is only valid until
         the next one is produced (the renderer's hot path); otherwise each page
-        owns its arrays and may be kept. With ``prefetch`` the next chunk is prepared
-        (code points, classes, ``on_chunk``) on a helper thread while this one lays
-        out the pages of the current chunk: a multi-threaded render's page threads
-        are not left idle at chunk boundaries.
+        owns its arrays and may be kept.
 
         Chunks are laid out as one text: a page that reaches the end of the
         prepared code points while more source follows is laid out again with the
@@ -498,7 +509,7 @@ class Layout:
         grid = np.empty((cfg.rows, cfg.cols), dtype=np.int32)
         src = np.empty(src_shape, dtype=np.int64)
         row_start = np.empty(cfg.rows, dtype=np.int64)
-        feed = _ahead(self._chunks()) if prefetch else self._chunks()
+        feed = self._chunks()
         buf = next(feed)
         more = not buf.last
         page_fn, args = self._page_fn(buf)
@@ -569,21 +580,6 @@ class Layout:
         if src is not None and (buf.orig is not None or buf.start):
             src = np.where(src >= 0, buf.offsets(np.maximum(src, 0)), -1)
         return PageLayout(grid=grid, n_rows=n_rows, row_start=row_start, span=span, src=src)
-
-
-def _ahead(chunks: Iterator[_Chunk]) -> Iterator[_Chunk]:
-    """``chunks``, each next one prepared on a helper thread while this one is used."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1, thread_name_prefix="glyphfold-chunk") as pool:
-        pending = pool.submit(next, chunks)
-        while True:
-            chunk = pending.result()
-            if not chunk.last:
-                pending = pool.submit(next, chunks)
-            yield chunk
-            if chunk.last:
-                return
 
 
 def _join(buf: _Chunk, start: int, nxt: _Chunk) -> _Chunk:

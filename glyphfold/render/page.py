@@ -166,9 +166,10 @@ def prepare(
     cfg = setup.config
     extra = (cfg.continuation, cfg.newline, cfg.join, *sorted(set(FOLD_CHARS.tolist())))
 
-    def on_chunk(cps: np.ndarray, cls: np.ndarray) -> None:
-        atlas.prepare(cps, cls, extra)
-        if missing is not None:
+    def on_chunk(cps: np.ndarray, cls: np.ndarray, distinct: np.ndarray) -> None:
+        atlas.prepare(distinct, cls, extra)
+        # counted over the chunk only when one of its code points has no glyph
+        if missing is not None and atlas.missing and atlas.missing.intersection(distinct.tolist()):
             for cp, n in count_missing(cps, atlas.missing).items():
                 missing[cp] = missing.get(cp, 0) + n
 
@@ -279,6 +280,10 @@ class PageWriter:
     def page(self, pl: PageLayout) -> Page:
         """Draw and encode one laid-out page."""
         w, h = self.draw(pl)
+        return self.finish(pl, w, h)
+
+    def finish(self, pl: PageLayout, w: int, h: int) -> Page:
+        """Encode the page ``pl`` last drawn (``w`` x ``h`` px) and describe it."""
         png = self.encode(w, h)
         return Page(
             png=png,
@@ -292,9 +297,16 @@ class PageWriter:
         )
 
 
-# pages laid out ahead per page thread: the threads keep working while the calling
-# thread is descheduled or prepares the next chunk (a page layout is ~100 kB)
-PAGES_AHEAD = 4
+# Threaded renders hand pages out PAGES_PER_TASK at a time (one hand-over and one
+# wake-up per batch). At most PAGES_AHEAD batches per thread are in flight (memory:
+# pages, ~100 kB of layout + the PNG each, not the text); when the helper threads
+# already have HELPER_QUEUE batches each queued, the calling thread draws and
+# encodes the next batch itself. So a 2-thread render runs 2 busy threads, not 3
+# (the layout thread plus two page threads oversubscribed 2 cores: 1.5x of one
+# thread; this: 1.7-1.8x, benchmarks/bench_threads.py).
+PAGES_PER_TASK = 4
+PAGES_AHEAD = 8
+HELPER_QUEUE = 6
 
 
 def render_pages(
@@ -310,11 +322,10 @@ def render_pages(
 ) -> Iterator[Page]:
     """Yield the encoded pages of a prepared layout, in order (``ink``: see PageWriter).
 
-    With ``threads`` > 1 the pages are drawn and encoded on that many worker threads
-    (one page buffer each) while this thread lays out the next ones: the kernels and
-    deflate release the GIL, so the pages of a long text use every core. At most
-    :data:`PAGES_AHEAD` pages per thread are in flight (memory stays bounded by
-    pages, not text).
+    With ``threads`` > 1 this thread lays the pages out and ``threads - 1`` helper
+    threads draw and encode them (one page buffer each), this thread taking a batch
+    itself whenever the helpers are busy enough (see :data:`HELPER_QUEUE`): the
+    kernels and deflate release the GIL, so the pages of a long text use every core.
     """
 
     def new_writer() -> PageWriter:
@@ -333,27 +344,63 @@ def render_pages(
         for pl in lay.pages(reuse=not keep_pixels):
             yield writer.page(pl)
         return
-    local = threading.local()
+    from concurrent.futures import ThreadPoolExecutor  # here: one thread needs no pool
 
-    def work(pl: PageLayout) -> Page:
+    local = threading.local()
+    mine = new_writer()
+
+    def work(batch: list[PageLayout]) -> list[Page]:
         writer = getattr(local, "writer", None)
         if writer is None:
             writer = local.writer = new_writer()
-        return writer.page(pl)
+        return [writer.page(pl) for pl in batch]
 
-    from concurrent.futures import ThreadPoolExecutor  # here: one thread needs no pool
+    # in page order: a helper's batch (Future) or one this thread did (list)
+    window: deque[Future[list[Page]] | list[Page]] = deque()
 
-    window: deque[Future[Page]] = deque()
-    with ThreadPoolExecutor(threads, thread_name_prefix="glyphfold-page") as pool:
+    def ready() -> bool:
+        head = window[0]
+        return isinstance(head, list) or head.done()
+
+    def take() -> list[Page]:
+        head = window.popleft()
+        if isinstance(head, list):
+            return head
+        del batches[head]
+        return head.result()
+
+    batches: dict[Future[list[Page]], list[PageLayout]] = {}
+
+    helpers = threads - 1
+    batch: list[PageLayout] = []
+    with ThreadPoolExecutor(helpers, thread_name_prefix="glyphfold-page") as pool:
         try:
-            # each page owns its arrays (workers hold them); the next chunk is prepared
-            # on a helper thread meanwhile
-            for pl in lay.pages(prefetch=True):
-                window.append(pool.submit(work, pl))
+            # each page owns its arrays (helpers hold them)
+            for pl in lay.pages():
+                batch.append(pl)
+                if len(batch) < PAGES_PER_TASK:
+                    continue
+                queued = sum(1 for f in window if not isinstance(f, list) and not f.done())
+                if queued >= HELPER_QUEUE * helpers:
+                    window.append([mine.page(b) for b in batch])
+                else:
+                    f = pool.submit(work, batch)
+                    batches[f] = batch
+                    window.append(f)
+                batch = []
+                while window and ready():
+                    yield from take()
                 if len(window) >= PAGES_AHEAD * threads:
-                    yield window.popleft().result()
+                    yield from take()
+            if batch:
+                window.append([mine.page(b) for b in batch])
+            # the layout is done: this thread takes back the batches no helper started
+            for i, item in enumerate(window):
+                if not isinstance(item, list) and item.cancel():
+                    window[i] = [mine.page(b) for b in batches[item]]
             while window:
-                yield window.popleft().result()
+                yield from take()
         finally:
-            for f in window:  # a consumer that stops early: drop what is queued
-                f.cancel()
+            for item in window:  # a consumer that stops early: drop what is queued
+                if not isinstance(item, list):
+                    item.cancel()

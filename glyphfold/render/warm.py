@@ -34,6 +34,11 @@ def warm_up(
         render_text(_WARM_TEXT, profile=profile, shape=shape)
         # the snapshot rung's options: whitespace folded, line breaks as a mark
         render_text(_WARM_TEXT, profile=profile, shape=shape, reflow=True, collapse=True)
+        # a chunk's distinct code points come from a kernel on chunks of 4096+ chars
+        from glyphfold.render.layout import Layout, LayoutConfig, to_codepoints
+
+        lay = Layout("", LayoutConfig(cols=16, rows=1), kernels=True)
+        lay.distinct(to_codepoints(_WARM_TEXT * 20))
 
     if not background:
         run()

@@ -263,3 +263,64 @@ def test_a_render_imports_only_what_its_first_page_needs(tmp_path):
     assert "numpy.ma" not in out
     assert "concurrent.futures" not in out  # one thread: no pool
     assert (tmp_path / "o" / "page-0001.png").is_file()
+
+
+def test_the_cli_keeps_openblas_to_one_thread_unless_told(tmp_path):
+    """numpy's OpenBLAS threads spin when numpy loads (~0.1 s of CPU per fresh run): the
+    CLI's own process asks for one, before numpy loads; a user's setting wins."""
+    import os
+
+    src = tmp_path / "in.txt"
+    src.write_text("one page\n", encoding="utf-8")
+    code = (
+        "import os, sys; from glyphfold.cli import main; "
+        f"main(['render', {str(src)!r}, '--out', {str(tmp_path / 'o')!r}, '--quiet']); "
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    run = [sys.executable, "-c", code]
+    out = subprocess.run(run, capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split()[-1] == "1"
+    env["OPENBLAS_NUM_THREADS"] = "3"
+    out = subprocess.run(run, capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split()[-1] == "3"
+
+
+def test_threaded_render_writes_the_same_pages(tmp_path):
+    """`render --threads 2` renders on a thread of its own while the files are written:
+    the same page files as one thread."""
+    src = tmp_path / "in.txt"
+    src.write_text("threads write pages: 国语 ✓\tand a line long enough\n" * 900, "utf-8")
+    assert main(["render", str(src), "--out", str(tmp_path / "a"), "--quiet"]) == 0
+    assert main(["render", str(src), "--out", str(tmp_path / "b"), "--threads", "2", "-q"]) == 0
+    a = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert len(a) > 3 and a == sorted(p.name for p in (tmp_path / "b").iterdir())
+    for name in a:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_rendered_ahead_raises_the_renders_error_and_stops_early():
+    """An error of the render reaches the writer; a writer that stops stops the render."""
+    from glyphfold.commands.render import rendered_ahead
+
+    def boom():
+        yield 1
+        raise ValueError("page 2 failed")
+
+    got = []
+    with pytest.raises(ValueError, match="page 2 failed"):
+        for x in rendered_ahead(boom(), depth=2):
+            got.append(x)
+    assert got == [1]
+    made = []
+
+    def endless():
+        while True:
+            made.append(1)
+            yield len(made)
+
+    it = rendered_ahead(endless(), depth=3)
+    assert next(it) == 1
+    it.close()  # joins the producer: it stops at its next put
+    n = len(made)
+    assert n <= 6 and len(made) == n

@@ -150,3 +150,23 @@ def test_unaligned_page_uses_the_reference_blit(atlas, kernels):
         want = naive_blit(page.grid[: page.n_rows].tolist(), atlas.table, atlas.cells)
         np.testing.assert_array_equal(got, want)
         assert not buf[:, 128:].any(), "columns past the page are untouched"
+
+
+@settings(max_examples=60, deadline=None)
+@given(cps=st.lists(st.integers(0, 0x10FFFF) | st.integers(0, 300), max_size=6000))
+def test_distinct_code_points_match_naive(cps):
+    """``mark_seen`` (one pass, a byte per code point) and the layout's ``distinct`` on
+    both paths give the naive distinct code points (issue 22: a chunk's class and atlas
+    checks run on these, not on every character)."""
+    from glyphfold.render.layout import Layout, LayoutConfig, frozen
+    from tests.naive import naive_distinct
+
+    # read-only, as every code point array reaching the kernels (one specialisation)
+    arr = frozen(np.array(cps, dtype=np.uint32))
+    seen = np.zeros(0x110000, dtype=np.uint8)
+    assert K.mark_seen(arr, seen) == len(set(cps))
+    assert np.flatnonzero(seen).tolist() == naive_distinct(cps)
+    for kernels in (True, False):
+        lay = Layout("x", LayoutConfig(cols=16, rows=2), kernels=kernels)
+        big = frozen(np.tile(arr, 5)) if arr.shape[0] else arr  # past the small-array path
+        assert lay.distinct(big).tolist() == naive_distinct(cps)

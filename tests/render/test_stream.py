@@ -199,7 +199,9 @@ def test_chunks_start_small_and_double(monkeypatch):
     text = "a line of text to lay out in chunks\n" * 3000  # 108k chars
     sizes: list[int] = []
     cfg = LayoutConfig(cols=80, rows=40)
-    lay = Layout(text, cfg, chunk_chars=16_000, on_chunk=lambda cps, cls: sizes.append(len(cps)))
+    lay = Layout(
+        text, cfg, chunk_chars=16_000, on_chunk=lambda cps, cls, seen: sizes.append(len(cps))
+    )
     got = [(p.grid[: p.n_rows].tolist(), p.span) for p in lay.pages()]
     assert [s // 1000 for s in sizes[:5]] == [1, 2, 4, 8, 16]  # each cut at a line end
     assert all(s < 16_100 for s in sizes) and sum(sizes) == len(text)
@@ -207,17 +209,15 @@ def test_chunks_start_small_and_double(monkeypatch):
     assert got == [(p.grid[: p.n_rows].tolist(), p.span) for p in whole.pages()]
 
 
-@pytest.mark.parametrize("collapse", [False, True])
-def test_prefetched_chunks_give_the_same_pages(collapse):
-    """``pages(prefetch=True)`` prepares the next chunk on a helper thread: same pages,
-    same counts, every chunk handed to ``on_chunk`` once and in order."""
-    text = "prefetch: 国语 ✓\tand  a line   long enough to wrap\nand more\n\n\n" * 400
-    cfg = LayoutConfig(cols=30, rows=12, collapse=collapse, reflow=True)
-    runs = []
-    for prefetch in (False, True):
-        seen: list[int] = []
-        lay = Layout(text, cfg, chunk_chars=500, on_chunk=lambda c, k, s=seen: s.append(len(c)))
-        pages = [(p.grid[: p.n_rows].tolist(), p.span) for p in lay.pages(prefetch=prefetch)]
-        runs.append((pages, lay.dropped, seen))
-    assert len(runs[0][2]) > 10
-    assert runs[0] == runs[1]
+@pytest.mark.parametrize("lines", [1, 150, 700])
+def test_threaded_pages_in_batches_are_the_pages(lines):
+    """Page threads take PAGES_PER_TASK pages at a time: any page count (a last batch
+    part full, one page) comes out whole and in order; a consumer may stop early."""
+    text = "batched pages: a line long enough to wrap, 国语 ✓\n" * lines
+    one = [(p.png, p.source_span) for p in iter_pages(text)]
+    for threads in (2, 3):
+        assert [(p.png, p.source_span) for p in iter_pages(text, threads=threads)] == one
+    stream = iter(iter_pages(text, threads=2))
+    first = next(stream)
+    stream.close()  # queued batches are dropped, nothing hangs
+    assert (first.png, first.source_span) == one[0]
