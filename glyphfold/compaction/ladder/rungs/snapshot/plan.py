@@ -159,7 +159,10 @@ class Planner:
         self._floors: dict[tuple[int, ...], int] = {}  # whole run -> its overhead floor
         self._ceilings: dict[tuple[int, ...], int] = {}  # whole run -> its overhead ceiling
         # the lossy search: exact prices by (c, moves applied, cut), estimates by c
-        self._exact: dict[tuple[int, int, tuple[int, int] | None], tuple[int, int]] = {}
+        # (choice, moves applied, cut, cap) -> (tokens, pages), laid out
+        self._exact: dict[
+            tuple[int, int, tuple[int, int] | None, tuple[int, int] | None], tuple[int, int]
+        ] = {}
         self._estimates: dict[int, MovePrices] = {}
         self._moves: dict[int, list[tuple[str, int, int]]] = {}
         self._level0: list[int] | None = None
