@@ -449,7 +449,10 @@ class Layout:
         """The distinct code points of ``cps``, ascending (one kernel pass with kernels)."""
         if not self.kernels or cps.shape[0] < 4096:
             return vector.distinct(cps)
-        seen = np.zeros(_CLS.shape[0], dtype=np.uint8)
+        # a byte per code point up to the chunk's largest: 128 bytes for ASCII text, not
+        # the whole class table's 1.1 MB to zero and scan per chunk (the snapshot planner
+        # lays out dozens of texts per compact)
+        seen = np.zeros(int(cps.max()) + 1, dtype=np.uint8)
         backend.kernels().mark_seen(cps, seen)
         return np.flatnonzero(seen).astype(np.uint32)
 
