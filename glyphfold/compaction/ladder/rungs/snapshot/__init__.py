@@ -76,6 +76,12 @@ __all__ = ["SNAPSHOT_VERSION", "Renderer", "Snapshot", "SnapshotConfig"]
 # image_tokens like glyphfold.render.page.Page.
 Renderer: TypeAlias = Callable[..., Any]
 
+# _setup's positional arguments for one choice: history, tail split, context, shape,
+# user messages as text, the shared piece cache, the shared memo
+_Choice: TypeAlias = tuple[
+    History, Regions, RungContext, "str | None", str, "dict[tuple[int, int], str]", "_Memo"
+]
+
 _BRIDGES = 7 + 24  # an assistant bridge before a snapshot and an acknowledgement after it
 _LADDER = ("large", "regular", "dense")  # the registered shapes a ladder may step through
 
@@ -656,7 +662,7 @@ class Snapshot:
         return None
 
     def _lossless_setup(
-        self, choice: tuple[Any, ...], sheet_chars: int, compact: bool
+        self, choice: _Choice, sheet_chars: int, compact: bool
     ) -> tuple[Planner, BuildInput] | None:
         """The setup of ``choice`` (``_setup``'s arguments) with these reading aids, when
         it holds the middle losslessly (None otherwise)."""
