@@ -33,7 +33,9 @@ What the budget holds (issue 20): for glyphfold, the share of each target taken 
 fixed text every method sends (system, head, the request, the newest step), other text,
 the snapshots' own text (reading guide, factsheet, bridges), the pages and what is left
 unused; and the ceiling, the share of the middle's characters the room (target minus the
-fixed text) would hold as pages at the density the pages reach. A lossy snapshot that
+fixed text) would hold as pages at the density the pages reach; and the exact ceiling in
+facts (``fact_ceiling``): the facts on the newest suffix of the middle whose densest
+pages fit that room, every word of it (SPEC §5.5, §5.9). A lossy snapshot that
 leaves more of the target unused than its fit rounds allow (64 tokens, or a sixteenth of
 a page) is counted: words cut while their pages would fit (``--room``: per session).
 """
