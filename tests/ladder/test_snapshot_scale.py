@@ -108,3 +108,15 @@ def test_only_the_chosen_rounds_rows_are_written(monkeypatch):
     assert len(builds) >= 2  # several rounds were built: only one wrote its rows
     assert len(digested) == len(set(digested))  # each source digested once, not per round
     assert coerce(r.messages)[0].messages  # a valid history came out
+
+
+def test_row_chars_of_arguments_are_their_json_length():
+    """A ledger row's chars count a call's arguments as ``json.dumps(args, default=str)``
+    does (one shared encoder now, not one per row): non-ASCII, nesting, odd values."""
+    import json
+
+    odd = {"a": "café ☃ \u2028", "n": [1, 2.5, None, True], "x": {"y": object()}, "e": ""}
+    for args in (odd, {}, {"cmd": "ls -la\n" * 40}, ["list", 1]):
+        m = new_message("assistant", [Text("t"), ToolCall("c", "f", args)])
+        want = len("t") + len(json.dumps(args, default=str))
+        assert build_mod._msg_chars(m) == want

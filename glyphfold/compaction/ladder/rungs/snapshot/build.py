@@ -275,6 +275,11 @@ def _snapshot_message(
     )
 
 
+# ``json.dumps(a, default=str)`` builds an encoder per call (its keywords differ from the
+# defaults): one encoder with the same settings, the same text (a ledger row per message)
+_ARGS_JSON = json.JSONEncoder(default=str).encode
+
+
 def _msg_chars(m: Message) -> int:
     meta = glyphfold_meta(m)
     if meta.get("kind") == SNAPSHOT:
@@ -282,7 +287,7 @@ def _msg_chars(m: Message) -> int:
     n = len(m.text)
     for c in m.tool_calls:
         a = c.arguments
-        n += len(a) if isinstance(a, str) else len(json.dumps(a, default=str))
+        n += len(a) if isinstance(a, str) else len(_ARGS_JSON(a))
     return n
 
 
@@ -318,41 +323,40 @@ def _ledger_rows(
     """One row per message of the run: the pages it went to, or why it was dropped."""
     msgs = inp.history.messages
     spans = [tuple(p.source_span) for p in res.pages] if res is not None else []
+    t = plan.treatment
+    levels, dropped_units = t.levels, t.dropped
+    cut_unit = t.cut[0] if t.cut is not None else None
+    rows, costs, units = inp.rows, inp.costs, inp.units
+    append = out.append
     for k in rt.units:
-        u = inp.units[k]
-        dropped = k in plan.treatment.dropped
+        u = units[k]
+        dropped = k in dropped_units
         s, e = rt.spans.get(k, (0, 0))
         on = (
             []
             if dropped
             else [first_page + j + 1 for j, (ps, pe) in enumerate(spans) if ps < e and s < pe]
         )
+        # what every message of the unit shares: where it went, its unit's span
+        if dropped:
+            where = "dropped to fit the page budget"
+        elif not on:
+            where = "no page" if spans else "shown as text"
+        else:
+            where = f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}-{on[-1]}"
+        head = f"{where}; transcript chars {s}-{e}"
+        dest = "dropped" if dropped else "snapshot"
         for pos, i in zip(u.positions, range(u.start, u.end), strict=True):
             m = msgs[i]
-            known = inp.rows.get(i)
+            known = rows.get(i)
             if known is None:
-                known = inp.rows[i] = (_msg_chars(m), _msg_id(m), is_snapshot(m))
-            if dropped:
-                where = "dropped to fit the page budget"
-            elif not on:
-                where = "no page" if spans else "shown as text"
-            else:
-                where = f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}-{on[-1]}"
-            note = _treatment_note(inp, plan, k, pos)
-            detail = f"{where}; transcript chars {s}-{e}" + (f"; {note}" if note else "")
+                known = rows[i] = (_msg_chars(m), _msg_id(m), is_snapshot(m))
+            # a note only where the treatment touched the message (a level, the cut)
+            note = _treatment_note(inp, plan, k, pos) if k == cut_unit or levels.get(pos) else ""
+            detail = f"{head}; {note}" if note else head
             if known[2]:
                 detail += "; earlier snapshot re-rendered from its source"
-            out.append(
-                Removed(
-                    i,
-                    "dropped" if dropped else "snapshot",
-                    known[0],
-                    inp.costs[i],
-                    id=known[1],
-                    role=m.role,
-                    detail=detail,
-                )
-            )
+            append(Removed(i, dest, known[0], costs[i], id=known[1], role=m.role, detail=detail))
 
 
 def page_records(pages: Sequence[Any]) -> tuple[PageRecord, ...]:
