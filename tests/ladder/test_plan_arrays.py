@@ -133,3 +133,28 @@ def test_gaps_count_every_dropped_unit_with_text(planners, monkeypatch):
     assert [k for k, _, _ in stay] == [k for k in run if k not in dropped and lens0[k]]
     assert not all_dropped
     assert p._gaps(run, set(run))[2]
+
+
+price_mod = importlib.import_module("glyphfold.compaction.ladder.rungs.snapshot.price")
+
+
+def test_move_prices_arrays_equal_the_loop(planners, monkeypatch):
+    """The estimate's level moves priced with arrays: the same per-run move indices,
+    running changes, drops and prices as the per-move loop."""
+    checked = 0
+    for p in planners:
+        for c in {len(p.units), max(1, len(p.units) // 2)}:
+            moves = p.moves(c)
+            if not moves:
+                continue
+            monkeypatch.setattr(price_mod, "_VECTOR_MOVES", 10**9)
+            loop = price_mod.MovePrices(p, c, moves)
+            monkeypatch.setattr(price_mod, "_VECTOR_MOVES", 0)
+            arrays = price_mod.MovePrices(p, c, moves)
+            assert arrays._at == loop._at
+            assert arrays._cum == loop._cum
+            assert arrays._drops == loop._drops
+            for j in range(0, len(moves) + 1, max(1, len(moves) // 50)):
+                assert arrays.price(j) == loop.price(j)
+            checked += 1
+    assert checked >= 2

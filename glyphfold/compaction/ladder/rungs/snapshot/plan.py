@@ -33,6 +33,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -176,6 +177,8 @@ class Planner:
         self._all_levels: dict[int, tuple[int, dict[int, int]]] = {}  # c -> moves, levels
         self._arrays: dict[tuple[int, ...], Any] = {}  # run -> its units as arrays
         self._runs: dict[tuple[int, int], list[tuple[int, ...]]] = {}  # (c, first) -> runs
+        # Source position -> its estimated length change per level (MovePrices)
+        self.move_changes: dict[int, list[int]] = {}
         self.full_runs = self.runs_of(len(self.units))
         self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
 
@@ -625,9 +628,9 @@ class Planner:
         tool = [p for u in units for p in u.positions if self.source.tool_output[p]]
         out: list[tuple[str, int, int]] = []
         for level in range(1, LEVELS + 2):  # LEVELS + 1: elided
-            out.extend(("level", p, level) for p in tool)
-        out.extend(("drop", u.index, 0) for u in units if not u.user)
-        out.extend(("drop", u.index, 0) for u in units if u.user)
+            out.extend(zip(repeat("level"), tool, repeat(level)))
+        out.extend(zip(repeat("drop"), [u.index for u in units if not u.user], repeat(0)))
+        out.extend(zip(repeat("drop"), [u.index for u in units if u.user], repeat(0)))
         return out
 
     @staticmethod
