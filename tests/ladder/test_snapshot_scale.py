@@ -112,11 +112,13 @@ def test_only_the_chosen_rounds_rows_are_written(monkeypatch):
 
 def test_row_chars_of_arguments_are_their_json_length():
     """A ledger row's chars count a call's arguments as ``json.dumps(args, default=str)``
-    does (one shared encoder now, not one per row): non-ASCII, nesting, odd values."""
+    does (a dict of strings counted from its strings' JSON): non-ASCII, escapes, nesting,
+    odd values and keys."""
     import json
 
     odd = {"a": "café ☃ \u2028", "n": [1, 2.5, None, True], "x": {"y": object()}, "e": ""}
-    for args in (odd, {}, {"cmd": "ls -la\n" * 40}, ["list", 1]):
+    strings = {"cmd": 'ls -la\n\t"q" \\ \x00 é 🚀 \ud800' * 40, "": "", "ké\n": "v"}
+    for args in (odd, {}, strings, {"cmd": "x"}, {1: "a"}, {None: "b"}, ["list", 1], 3):
         m = new_message("assistant", [Text("t"), ToolCall("c", "f", args)])
         want = len("t") + len(json.dumps(args, default=str))
         assert build_mod._msg_chars(m) == want
