@@ -296,14 +296,25 @@ def _args_chars(a: Any) -> int:
 
 
 def _msg_chars(m: Message) -> int:
+    """A ledger row's chars: ``len(m.text)`` (text blocks and tool-result text, joined by
+    newlines) plus each call's arguments, counted in one pass without joining them."""
     meta = glyphfold_meta(m)
     if meta.get("kind") == SNAPSHOT:
         return len(str(meta.get("source", "")))
-    n = len(m.text)
-    for c in m.tool_calls:
-        a = c.arguments
-        n += len(a) if isinstance(a, str) else _args_chars(a)
-    return n
+    n = texts = 0
+    for b in m.blocks:
+        if isinstance(b, Text):
+            n += len(b.text)
+            texts += 1
+        elif isinstance(b, ToolResult):
+            for c in b.content:
+                if isinstance(c, Text):
+                    n += len(c.text)
+                    texts += 1
+        elif isinstance(b, ToolCall):
+            a = b.arguments
+            n += len(a) if isinstance(a, str) else _args_chars(a)
+    return n + texts - 1 if texts else n
 
 
 def _msg_id(m: Message) -> str | None:
