@@ -158,3 +158,22 @@ def test_row_chars_are_the_text_and_arguments_of_real_messages():
     assert len(msgs) > 4
     for m in msgs:
         assert build_mod._msg_chars(m) == reference(m) or build_mod.is_snapshot(m)
+
+
+def test_sizes_are_the_result_texts_lengths():
+    """``Source.sizes`` counts each tool result's text (its parts and a newline between
+    each two) without joining it: ``len(result_text(b))``."""
+    from glyphfold.compaction.history.model import Image
+    from glyphfold.compaction.ladder.rungs.common import result_text
+
+    blocks = [
+        ToolResult("a", ()),
+        ToolResult("b", (Text(""),)),
+        ToolResult("c", (Text("x\n"), Text(""), Text("yz"))),
+        ToolResult("d", (Image(media_type="image/png", data="AAAA"), Text("only"))),
+    ]
+    msgs = [new_message("user", [b]) for b in blocks] + [new_message("user", blocks)]
+    src = Source(msgs, {}, TranscriptConfig())
+    for pos, m in enumerate(msgs):
+        want = tuple(len(result_text(b)) for b in m.blocks if isinstance(b, ToolResult))
+        assert src.sizes(pos)[0] == want

@@ -295,10 +295,11 @@ def _args_chars(a: Any) -> int:
     return len(json.dumps(a, default=str))
 
 
-def _msg_chars(m: Message) -> int:
+def _msg_chars(m: Message, meta: Any = None) -> int:
     """A ledger row's chars: ``len(m.text)`` (text blocks and tool-result text, joined by
-    newlines) plus each call's arguments, counted in one pass without joining them."""
-    meta = glyphfold_meta(m)
+    newlines) plus each call's arguments, counted in one pass without joining them
+    (``meta``: the message's :func:`glyphfold_meta`, when the caller has it)."""
+    meta = glyphfold_meta(m) if meta is None else meta
     if meta.get("kind") == SNAPSHOT:
         return len(str(meta.get("source", "")))
     n = texts = 0
@@ -354,6 +355,8 @@ def _ledger_rows(
     cut_unit = t.cut[0] if t.cut is not None else None
     rows, costs, units = inp.rows, inp.costs, inp.units
     append = out.append
+    cap_pos = t.cap[0] if t.cap is not None else None
+    by_level: dict[int, str] = {}  # a level's note (not the capped output's, not the cut's)
     for k in rt.units:
         u = units[k]
         dropped = k in dropped_units
@@ -376,9 +379,19 @@ def _ledger_rows(
             m = msgs[i]
             known = rows.get(i)
             if known is None:
-                known = rows[i] = (_msg_chars(m), _msg_id(m), is_snapshot(m))
+                meta = glyphfold_meta(m)
+                snap = meta.get("kind") == SNAPSHOT  # is_snapshot(m)
+                known = rows[i] = (_msg_chars(m, meta), _msg_id(m), snap)
             # a note only where the treatment touched the message (a level, the cut)
-            note = _treatment_note(inp, plan, k, pos) if k == cut_unit or levels.get(pos) else ""
+            level = levels.get(pos)
+            if k == cut_unit or (level and pos == cap_pos):
+                note = _treatment_note(inp, plan, k, pos)
+            elif level:
+                note = by_level.get(level) or by_level.setdefault(
+                    level, _treatment_note(inp, plan, k, pos)
+                )
+            else:
+                note = ""
             detail = f"{head}; {note}" if note else head
             if known[2]:
                 detail += "; earlier snapshot re-rendered from its source"
