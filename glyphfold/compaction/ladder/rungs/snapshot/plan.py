@@ -179,6 +179,7 @@ class Planner:
         self._runs: dict[tuple[int, int], list[tuple[int, ...]]] = {}  # (c, first) -> runs
         # Source position -> its estimated length change per level (MovePrices)
         self.move_changes: dict[int, list[int]] = {}
+        self._widest_c: int | None = None
         self.full_runs = self.runs_of(len(self.units))
         self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
 
@@ -574,7 +575,13 @@ class Planner:
     # ------------------------------------------------------------------ search
 
     def _widest(self) -> int:
-        """The widest imaged prefix whose level-0 pages stay within the page cap."""
+        """The widest imaged prefix whose level-0 pages stay within the page cap (once
+        per planner: the fit rounds change the target, not the pages)."""
+        if self._widest_c is None:
+            self._widest_c = self._find_widest()
+        return self._widest_c
+
+    def _find_widest(self) -> int:
         m = len(self.units)
         if self.lossless_pages(m) <= self.page_cap:
             return m

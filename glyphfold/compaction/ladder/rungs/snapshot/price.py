@@ -223,8 +223,8 @@ class MovePrices:
         units = np.array([unit_of_pos[p] for p in distinct.tolist()], dtype=np.int64)
         runs = np.array([run_of[k] for k in units.tolist()], dtype=np.int64)
         # each unit's length after all of them: the sum of its messages' changes
-        per_pos = np.zeros(len(distinct), dtype=np.int64)
-        np.add.at(per_pos, row, delta)
+        # (float sums of integers far below 2**53: exact)
+        per_pos = np.rint(np.bincount(row, weights=delta, minlength=len(distinct))).astype(np.int64)
         for k, d in zip(units.tolist(), per_pos.tolist(), strict=True):
             unit_len[k] += d
         return runs[row], delta
