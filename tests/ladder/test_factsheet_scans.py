@@ -251,7 +251,7 @@ def test_whitespace_table_is_str_split_whitespace():
 
 
 @pytest.mark.parametrize("minimum", [1, 4, 8])
-def test_candidate_tokens_are_the_split_tokens_a_pattern_can_match(minimum):
+def test_candidate_tokens_are_the_split_tokens_a_pattern_can_match(minimum, monkeypatch):
     """``candidate_tokens`` (arrays over the chunk's code points) gives what the split
     and filter gave: every kind of text, astral and surrogate code points, every
     whitespace, control characters, non-ASCII letters, empty and blank chunks."""
@@ -268,5 +268,9 @@ def test_candidate_tokens_are_the_split_tokens_a_pattern_can_match(minimum):
     for _ in range(300):
         n = rnd.randrange(0, 400)
         chunks.append("".join(rnd.choice(alphabet) for _ in range(n)))
-    for chunk in chunks:
-        assert fs.candidate_tokens(chunk, minimum) == _split_candidates(chunk, minimum)
+    chunks.append("".join(chunks))  # long: read with arrays at the default threshold too
+    for short_split in (True, False):
+        if not short_split:  # every chunk read with arrays, whatever its length
+            monkeypatch.setattr(fs, "_ARRAYS_FROM", 0)
+        for chunk in chunks:
+            assert fs.candidate_tokens(chunk, minimum) == _split_candidates(chunk, minimum)

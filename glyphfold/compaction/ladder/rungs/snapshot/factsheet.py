@@ -285,6 +285,7 @@ _WHITESPACE = (
     0x205F,
     0x3000,
 )
+_ARRAYS_FROM = 1024  # chunks this long or longer are read with arrays (measured crossover)
 _CLASS: np.ndarray | None = None  # code point (BMP) -> 1 whitespace, 2 anything but a-z
 
 
@@ -307,8 +308,8 @@ def candidate_tokens(chunk: str, minimum: int) -> list[str]:
     Most tokens of a transcript are plain words: only the characters other than a-z are
     looked at (with arrays), and only the tokens holding one are cut out of the chunk,
     not every token (``str.split`` makes an object of each: at 10^5 messages, 1.7e7)."""
-    if not chunk:
-        return []
+    if len(chunk) < _ARRAYS_FROM:  # a short text: the arrays' fixed cost exceeds the split
+        return [t for t in chunk.split() if len(t) >= minimum and not (t.isalpha() and t.islower())]
     data = chunk.encode("utf-16-le", "surrogatepass")
     if len(data) == 2 * len(chunk):  # one UTF-16 unit per code point: positions agree
         cp: np.ndarray = np.frombuffer(data, dtype=np.uint16)
