@@ -239,7 +239,11 @@ def test_real_session_texts_find_the_same():
 
 
 def _split_candidates(chunk: str, minimum: int) -> list[str]:
-    return [t for t in chunk.split() if len(t) >= minimum and not (t.isalpha() and t.islower())]
+    return [
+        t
+        for t in dict.fromkeys(chunk.split())
+        if len(t) >= minimum and not (t.isalpha() and t.islower())
+    ]
 
 
 def test_whitespace_table_is_str_split_whitespace():
@@ -270,7 +274,8 @@ def test_candidate_tokens_are_the_split_tokens_a_pattern_can_match(minimum, monk
         chunks.append("".join(rnd.choice(alphabet) for _ in range(n)))
     chunks.append("".join(chunks))  # long: read with arrays at the default threshold too
     for short_split in (True, False):
-        if not short_split:  # every chunk read with arrays, whatever its length
+        if not short_split:  # every chunk read with arrays, whatever its length and text
             monkeypatch.setattr(fs, "_ARRAYS_FROM", 0)
+            monkeypatch.setattr(fs, "_SPARSE", 0)
         for chunk in chunks:
             assert fs.candidate_tokens(chunk, minimum) == _split_candidates(chunk, minimum)

@@ -285,7 +285,9 @@ _WHITESPACE = (
     0x205F,
     0x3000,
 )
-_ARRAYS_FROM = 1024  # chunks this long or longer are read with arrays (measured crossover)
+_ARRAYS_FROM = 1024  # chunks this long or longer may be read with arrays (measured crossover)
+_SAMPLE = 4096  # chars of a chunk whose density of non-word characters picks the reading
+_SPARSE = 16  # arrays when at most 1 in this many sampled chars is not a-z or whitespace
 _CLASS: np.ndarray | None = None  # code point (BMP) -> 1 whitespace, 2 anything but a-z
 
 
@@ -299,30 +301,44 @@ def _classes() -> np.ndarray:
     return _CLASS
 
 
-def candidate_tokens(chunk: str, minimum: int) -> list[str]:
-    """The whitespace-separated tokens of ``chunk`` that a pattern can match (at least
-    ``minimum`` chars, not a plain lowercase word), in order, repeats included: what
-    ``[t for t in chunk.split() if len(t) >= minimum and not (t.isalpha() and
-    t.islower())]`` gives.
-
-    Most tokens of a transcript are plain words: only the characters other than a-z are
-    looked at (with arrays), and only the tokens holding one are cut out of the chunk,
-    not every token (``str.split`` makes an object of each: at 10^5 messages, 1.7e7)."""
-    if len(chunk) < _ARRAYS_FROM:  # a short text: the arrays' fixed cost exceeds the split
-        return [t for t in chunk.split() if len(t) >= minimum and not (t.isalpha() and t.islower())]
-    data = chunk.encode("utf-16-le", "surrogatepass")
-    if len(data) == 2 * len(chunk):  # one UTF-16 unit per code point: positions agree
+def _others(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(positions of the whitespace, positions of the characters other than a-z and
+    whitespace) in ``text``."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    if len(data) == 2 * len(text):  # one UTF-16 unit per code point: positions agree
         cp: np.ndarray = np.frombuffer(data, dtype=np.uint16)
     else:  # astral code points (never whitespace, never a-z): one unit each in UTF-32
-        cp = np.frombuffer(chunk.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     # positions of everything but a-z (unsigned: below "a" wraps to a large value)
     at = np.flatnonzero(np.subtract(cp, 97, dtype=cp.dtype) >= 26)
     values = cp[at]
     if cp.dtype != np.uint16:
         values = np.minimum(values, 0xFFFF)  # astral: "anything but a-z", as U+FFFF is
     cls = _classes()[values]
-    spaces = at[cls == 1]
-    others = at[cls == 2]
+    return at[cls == 1], at[cls == 2]
+
+
+def candidate_tokens(chunk: str, minimum: int) -> list[str]:
+    """The distinct whitespace-separated tokens of ``chunk`` that a pattern can match (at
+    least ``minimum`` chars, not a plain lowercase word), in order of first appearance:
+    what ``[t for t in dict.fromkeys(chunk.split()) if len(t) >= minimum and not
+    (t.isalpha() and t.islower())]`` gives.
+
+    Most tokens of a transcript are plain words: only the characters other than a-z are
+    looked at (with arrays), and only the tokens holding one are cut out of the chunk,
+    not every token (``str.split`` makes an object of each: at 10^5 messages, 1.7e7)."""
+    # arrays pay when few characters are anything but a-z or whitespace (prose, logs of
+    # words); code and paths are dense with them, and a cut-out token per few characters
+    # costs more than str.split: a sample of the chunk decides
+    if len(chunk) < _ARRAYS_FROM or _others(chunk[:_SAMPLE])[1].size * _SPARSE > min(
+        len(chunk), _SAMPLE
+    ):
+        return [
+            t
+            for t in dict.fromkeys(chunk.split())
+            if len(t) >= minimum and not (t.isalpha() and t.islower())
+        ]
+    spaces, others = _others(chunk)
     if not len(others):
         return []
     # each such character's token: between the whitespace before and after it (once)
@@ -332,11 +348,10 @@ def candidate_tokens(chunk: str, minimum: int) -> list[str]:
     bounds = np.concatenate(([-1], spaces, [len(chunk)]))
     starts = (bounds[k] + 1).tolist()
     ends = bounds[k + 1].tolist()
-    return [
-        t
-        for t in (chunk[a:b] for a, b in zip(starts, ends, strict=True) if b - a >= minimum)
-        if not (t.isalpha() and t.islower())
-    ]
+    distinct = dict.fromkeys(
+        [chunk[a:b] for a, b in zip(starts, ends, strict=True) if b - a >= minimum]
+    )
+    return [t for t in distinct if not (t.isalpha() and t.islower())]
 
 
 class TokenMatches:
