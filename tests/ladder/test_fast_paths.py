@@ -103,7 +103,7 @@ def test_move_price_changes_equal_the_sums():
         acap = [rnd.choice((inf, 3000)), 2000, 1000, 500, 250, 120]
         src = SimpleNamespace(sizes=lambda pos, r=results, a=args: (r, a))
         mp = object.__new__(price.MovePrices)
-        mp.planner = SimpleNamespace(source=src)
+        mp.planner = SimpleNamespace(source=src, move_changes={})  # the planner's memo
         mp._by_sizes = {}
         assert mp._changes(0, rcap, acap) == by_sums(results, args, rcap, acap)
         assert mp._changes(1, rcap, acap) == by_sums(results, args, rcap, acap)
