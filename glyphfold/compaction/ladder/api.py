@@ -197,8 +197,7 @@ def compact(
         image_policy=image_policy,
     )
     with gc_paused(model_free(built)):  # the parse and the rungs: 10^5s of new objects
-        h, restore = coerce(history, format=format, plain=plain_format(prof))
-        return observed("compact", lambda: run_ladder(h, restore, run), dry_run=dry_run, bus=bus)
+        return _parse_and_run("compact", history, run, format=format, plain=plain_format(prof))
 
 
 def recover(
@@ -245,7 +244,10 @@ def recover(
         summarizer=summarizer if allow_summary else None,
         renderer=renderer,
     )
-    with gc_paused(model_free(built)):  # the parse and the rungs: 10^5s of new objects
+
+    def parsed_run() -> CompactionResult[HistoryT]:
+        # a function of its own: the parsed history dies with its frame, before the
+        # collector resumes (it would walk the 10^5s of objects once more)
         h, restore = coerce(history, format=format, plain=plain_format(prof))
         estimate = counters(prof, counter, image_policy).count(h)
         target = recovery_target(estimate)
@@ -274,6 +276,9 @@ def recover(
             dry_run=dry_run,
             bus=bus,
         )
+
+    with gc_paused(model_free(built)):  # the parse and the rungs: 10^5s of new objects
+        return parsed_run()
 
 
 def shake(
@@ -314,8 +319,19 @@ def shake(
         min_saving_tokens=0,  # the user asked for it: every saving counts
     )
     with gc_paused():  # the parse and the rungs: 10^5s of new objects
-        h, restore = coerce(history, format=format, plain=plain_format(profile))
-        return observed("shake", lambda: run_ladder(h, restore, run), dry_run=dry_run, bus=bus)
+        return _parse_and_run("shake", history, run, format=format, plain=plain_format(profile))
+
+
+def _parse_and_run(
+    kind: str, history: Any, run: LadderRun, *, format: FormatArg, plain: str | None
+) -> CompactionResult[Any]:
+    """Parse ``history`` and run the ladder on it, announced as ``kind``.
+
+    A function of its own: the parsed history dies with its frame, before a paused
+    collector resumes (it would walk those 10^5s of objects once more).
+    """
+    h, restore = coerce(history, format=format, plain=plain)
+    return observed(kind, lambda: run_ladder(h, restore, run), dry_run=run.dry_run, bus=run.bus)
 
 
 def transcript_of(history: Any, *, format: FormatArg = "auto") -> str:
