@@ -16,6 +16,7 @@ from glyphfold.compaction.ladder.rungs.notable import error_text
 from glyphfold.compaction.ladder.rungs.superseded import (
     _PROGRESS_LINE,
     _TEST_RUN,
+    _is_progress_line,
     is_test_run,
     text_reason,
 )
@@ -60,6 +61,20 @@ FRAGMENTS = [
     "Collecting numpy",
     "Downloading x.whl",
     " 45%|####      |",
+    "  12.5% [",
+    "100%",
+    "7 % |",
+    "1234%|",
+    "##########",
+    "#=#=#=#=",
+    "███████▏",
+    "=======",
+    "Get:1 http://deb",
+    "   Hit:12 x",
+    "npm added 12 packages",
+    "removed 1 package",
+    "Cloning into 'x'",
+    "\u00a0 Collecting y",
     "plain words here",
     "the value of the data",
     "K",
@@ -125,3 +140,14 @@ def test_custom_error_patterns_are_searched_without_the_prefilter():
     cfg = ElideConfig(error_patterns=(r"\bkaboom\b",))
     assert error_text("all fine, then kaboom", cfg)
     assert not error_text("Traceback (most recent call last)", cfg)
+
+
+def test_the_split_progress_line_test_answers_as_the_one_regex():
+    """``_is_progress_line`` (a start, a percentage, a bar: three linear scans) equals the
+    rule written as one regex on lines built from the fragments (issue 22)."""
+    rnd = random.Random(5)
+    for _ in range(20000):
+        parts = [rnd.choice(FRAGMENTS) for _ in range(rnd.randrange(1, 5))]
+        line = rnd.choice(["", " ", "\t", "  "]).join(parts)
+        line = rnd.choice(["", " ", "\t", "x ", "\u2003"]) + line
+        assert _is_progress_line(line) == (_PROGRESS_LINE.match(line) is not None), repr(line)
