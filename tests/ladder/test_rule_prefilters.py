@@ -151,3 +151,32 @@ def test_the_split_progress_line_test_answers_as_the_one_regex():
         line = rnd.choice(["", " ", "\t", "  "]).join(parts)
         line = rnd.choice(["", " ", "\t", "x ", "\u2003"]) + line
         assert _is_progress_line(line) == (_PROGRESS_LINE.match(line) is not None), repr(line)
+
+
+def test_one_spaced_commands_equal_the_split_and_join():
+    """A call's key normalises its command's whitespace; the shortcut for a command that
+    is already one-spaced gives the same key (issue 22)."""
+    import sys
+
+    from glyphfold.compaction.ladder.rungs.superseded import _one_spaced
+
+    # the shortcut's premise: only the ASCII space is both whitespace and printable
+    spaces = [chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace()]
+    assert [c for c in spaces if c.isprintable()] == [" "]
+    rnd = random.Random(7)
+    alphabet = ["a", "b", "é", "-", "'", *spaces]
+    for _ in range(20000):
+        cmd = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 10)))
+        assert _one_spaced(cmd) == " ".join(cmd.split()), repr(cmd)
+    assert _one_spaced("cat a.py && ls") == "cat a.py && ls"
+
+
+def test_result_text_of_one_text_and_of_mixed_content():
+    from glyphfold.compaction.history.model import Image, Text, ToolResult
+    from glyphfold.compaction.ladder.rungs.common import result_text
+
+    img = Image(url="http://x/a.png")
+    assert result_text(ToolResult("c", (Text("one"),))) == "one"
+    assert result_text(ToolResult("c", (Text("a"), img, Text("b")))) == "a\nb"
+    assert result_text(ToolResult("c", (img,))) == ""
+    assert result_text(ToolResult("c", ())) == ""

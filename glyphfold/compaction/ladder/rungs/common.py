@@ -40,7 +40,10 @@ def tool_names(history: History) -> dict[str, str]:
 
 def result_text(tr: ToolResult) -> str:
     """The text of a tool result (its text blocks, newline-joined)."""
-    return "\n".join(c.text for c in tr.content if isinstance(c, Text))
+    content = tr.content
+    if len(content) == 1 and type(content[0]) is Text:  # the usual result: one text
+        return content[0].text
+    return "\n".join(c.text for c in content if isinstance(c, Text))
 
 
 def regions(history: History, ctx: RungContext) -> Regions:

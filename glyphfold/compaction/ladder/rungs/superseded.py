@@ -153,6 +153,23 @@ def _shell_action(
     return tuple(reads), whole, tuple(writes), tuple(edits)
 
 
+def _one_spaced(command: str) -> str:
+    """``" ".join(command.split())``, without the split when it would change nothing.
+
+    Every whitespace character but the ASCII space is unprintable (a control or a
+    separator), so a printable command with no double, leading or trailing space is
+    already one-spaced: one C scan instead of a list of its words.
+    """
+    if (
+        command.isprintable()
+        and "  " not in command
+        and not command.startswith(" ")
+        and not command.endswith(" ")
+    ):
+        return command
+    return " ".join(command.split())
+
+
 def action_of(name: str | None, arguments: Any) -> Action:
     """What a call of tool ``name`` with ``arguments`` reads and writes."""
     args = _canonical(arguments)
@@ -161,7 +178,7 @@ def action_of(name: str | None, arguments: Any) -> Action:
         command = args.get("command") or args.get("cmd")
         if isinstance(command, str):  # the shell tools are none of the file tools below
             # whitespace does not change a command (and the key needs no JSON of the args)
-            line = " ".join(command.split())
+            line = _one_spaced(command)
             reads, whole, writes, edits = _shell_action(line)
             return Action(f"{name}\x00{line}", reads=reads, whole=whole, writes=writes, edits=edits)
     try:
