@@ -189,3 +189,40 @@ def test_plain_entries_pass_dicts_through_and_convert_sdk_parts():
     out, changed = plain_history([*dicts, {"role": "user", "content": [Part()]}])
     assert changed and out[0] is dicts[0]
     assert out[1]["content"] == [{"type": "text", "text": "from sdk"}]
+
+
+def test_marker_kind_and_pins_read_the_wire_key_and_the_meta():
+    """marker_kind and is_pinned answer a message without metadata at once (issue 22); a
+    kind or a pin under ``x_glyphfold`` in the wire dict or in ``meta`` still counts."""
+    from types import MappingProxyType
+
+    from glyphfold.compaction.history.markers import X_KEY, marker_kind
+    from glyphfold.compaction.history.model import Message, Text, make_message
+    from glyphfold.compaction.ladder.rungs.base import RungContext
+    from glyphfold.render.profiles import get_profile
+
+    plain = make_message("user", (Text("x"),), {"role": "user", "content": "x"})
+    wired = make_message("user", (Text("x"),), {"role": "user", X_KEY: {"kind": "summary"}})
+    pinned_raw = make_message("user", (Text("x"),), {"role": "user", X_KEY: {"pin": True}})
+    meta = Message("user", (Text("x"),), meta=MappingProxyType({X_KEY: {"kind": "bridge"}}))
+    odd = make_message("user", (Text("x"),), {"role": "user", X_KEY: {"kind": "other"}})
+    assert [marker_kind(m) for m in (plain, wired, pinned_raw, meta, odd)] == [
+        None,
+        "summary",
+        None,
+        "bridge",
+        None,
+    ]
+    ctx = RungContext(
+        target_tokens=1,
+        count=len,
+        count_message=lambda m: 1,
+        profile=get_profile("anthropic"),
+        pinned=frozenset({id(wired)}),
+    )
+    assert [ctx.is_pinned(m) for m in (plain, wired, pinned_raw, meta)] == [
+        False,
+        True,
+        True,
+        False,
+    ]

@@ -124,6 +124,12 @@ def glyphfold_meta(m: Message) -> Mapping[str, Any]:
 
 def marker_kind(m: Message) -> str | None:
     """The marker kind of a message glyphfold inserted (one of MARKER_KINDS), else None."""
+    # asked several times of every message by every rung: a parsed message without the
+    # key (nearly all of them) answers without building its metadata
+    if m.meta is EMPTY:
+        raw = m.raw
+        if raw is None or X_KEY not in raw:
+            return None
     kind = glyphfold_meta(m).get("kind")
     return kind if kind in MARKER_KINDS else None
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from glyphfold.compaction.history.markers import glyphfold_meta
-from glyphfold.compaction.history.model import History, Message
+from glyphfold.compaction.history.markers import X_KEY, glyphfold_meta
+from glyphfold.compaction.history.model import EMPTY, History, Message
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 from glyphfold.render.profiles import Profile
 
@@ -57,7 +57,12 @@ class RungContext:
         return tuple(self.count_message(m) for m in history.messages)
 
     def is_pinned(self, m: Message) -> bool:
-        return id(m) in self.pinned or bool(glyphfold_meta(m).get("pin"))
+        """Pinned by the caller (``pinned``) or by its own ``x_glyphfold`` metadata."""
+        if id(m) in self.pinned:
+            return True
+        if m.meta is EMPTY and (m.raw is None or X_KEY not in m.raw):
+            return False  # no metadata (every rung asks of every middle message)
+        return bool(glyphfold_meta(m).get("pin"))
 
     def need(self, history: History) -> int:
         """Tokens this rung should take off (at least the minimum saving), 0 if it fits."""
