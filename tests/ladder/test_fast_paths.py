@@ -226,3 +226,20 @@ def test_marker_kind_and_pins_read_the_wire_key_and_the_meta():
         True,
         False,
     ]
+
+
+def test_has_images_agrees_with_images():
+    """The image rung asks has_images of every middle message before it needs the kept
+    steps (issue 22); it answers as ``bool(m.images)``."""
+    from glyphfold.compaction.history.model import Image, Message, Text, ToolResult
+
+    img = Image(url="http://x/a.png")
+    cases = [
+        Message("user", (Text("a"),)),
+        Message("user", (img,)),
+        Message("user", (ToolResult("c", (Text("t"), img)),)),
+        Message("user", (ToolResult("c", (Text("t"),)), Text("b"))),
+        Message("assistant", ()),
+    ]
+    assert [m.has_images for m in cases] == [bool(m.images) for m in cases]
+    assert [m.has_images for m in cases] == [False, True, True, False, False]

@@ -42,6 +42,7 @@ __all__ = [
     "is_marker",
     "marked_message",
     "marker_kind",
+    "pinned_by_meta",
 ]
 
 # metadata key of canonical ``Message.meta`` and of the wire dict (stripped before sending)
@@ -120,6 +121,13 @@ def glyphfold_meta(m: Message) -> Mapping[str, Any]:
     if raw is not None and isinstance(raw, Mapping):
         return raw
     return _NONE
+
+
+def pinned_by_meta(m: Message) -> bool:
+    """True when the message's own ``x_glyphfold`` metadata pins it (``{"pin": true}``)."""
+    if m.meta is EMPTY and (m.raw is None or X_KEY not in m.raw):
+        return False  # no metadata: every rung asks this of every middle message
+    return bool(glyphfold_meta(m).get("pin"))
 
 
 def marker_kind(m: Message) -> str | None:

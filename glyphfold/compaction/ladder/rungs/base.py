@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from glyphfold.compaction.history.markers import X_KEY, glyphfold_meta
-from glyphfold.compaction.history.model import EMPTY, History, Message
+from glyphfold.compaction.history.markers import pinned_by_meta
+from glyphfold.compaction.history.model import History, Message
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 from glyphfold.render.profiles import Profile
 
@@ -58,11 +58,7 @@ class RungContext:
 
     def is_pinned(self, m: Message) -> bool:
         """Pinned by the caller (``pinned``) or by its own ``x_glyphfold`` metadata."""
-        if id(m) in self.pinned:
-            return True
-        if m.meta is EMPTY and (m.raw is None or X_KEY not in m.raw):
-            return False  # no metadata (every rung asks of every middle message)
-        return bool(glyphfold_meta(m).get("pin"))
+        return id(m) in self.pinned or pinned_by_meta(m)
 
     def need(self, history: History) -> int:
         """Tokens this rung should take off (at least the minimum saving), 0 if it fits."""
