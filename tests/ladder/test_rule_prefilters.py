@@ -180,3 +180,28 @@ def test_result_text_of_one_text_and_of_mixed_content():
     assert result_text(ToolResult("c", (Text("a"), img, Text("b")))) == "a\nb"
     assert result_text(ToolResult("c", (img,))) == ""
     assert result_text(ToolResult("c", ())) == ""
+
+
+def test_progress_settled_on_the_first_lines_answers_as_the_count_of_all():
+    """text_reason settles a non-progress text on its first lines (more misses than a
+    fifth of all lines, blank ones included); near the four-in-five boundary, with blank
+    and whitespace-only lines and CRs, it answers as counting every line (issue 22)."""
+    rnd = random.Random(11)
+    progress = ["Collecting x", " 45%|####      |", "Get:1 http://a", "##########"]
+    other = ["plain words", "x = 1", "the value"]
+    blank = ["", "   ", "\t"]
+    answers = set()
+    for _ in range(4000):
+        n = rnd.randrange(1, 60)
+        share = rnd.choice([0.0, 0.5, 0.75, 0.8, 0.85, 1.0])
+        lines = []
+        for _ in range(n):
+            r = rnd.random()
+            pool = blank if r < 0.15 else progress if rnd.random() < share else other
+            lines.append(rnd.choice(pool))
+        text = rnd.choice(["\n", "\r\n", "\r"]).join(lines)
+        got = text_reason(text)
+        if got != "confirmation":
+            assert got == _plain_reason(text), repr(text)
+        answers.add(got)
+    assert {"progress", None} <= answers

@@ -282,6 +282,20 @@ def text_reason(text: str) -> str | None:
         return "confirmation"
     # the non-blank lines between runs of CR/LF (str.split in C, not a regex split)
     flat = body.replace("\r", "\n") if "\r" in body else body
+    # four lines in five are progress: more misses than a fifth of the lines, blank ones
+    # counted too, settle it on the first lines (a long output is not split and stripped
+    # whole: a 10^4-line file read is settled in its first few thousand lines)
+    most = flat.count("\n") + 1  # at least the non-blank lines
+    if most < 3:
+        return None
+    settled = most // 5 + 1
+    first = flat.split("\n", 2 * settled)
+    misses = 0
+    for ln in first[: 2 * settled]:
+        if ln.strip() and not _is_progress_line(ln):
+            misses += 1
+            if misses >= settled:
+                return None
     lines = [ln for ln in flat.split("\n") if ln.strip()]
     n = len(lines)
     if n < 3:
