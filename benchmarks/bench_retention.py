@@ -24,7 +24,7 @@ sessions). Method and results: docs/legibility.md ("Retention").
 
 Methods, side by side at the same budget in the same run: ``glyphfold`` (the default
 ladder), ``no-snapshot`` (elision, stripping, trim: glyphfold without pages), and
-``drop-middle`` (the head and the newest steps that fit: plain truncation). Budgets: a
+``drop-middle`` (the head, the request and the newest steps that fit: plain truncation). Budgets: a
 fraction of the estimate, or ``recover`` (two thirds of it, the reactive path). A
 session where a method cannot reach a budget (its floor is above it) is left out of
 that budget's pool for every method, so the pools compare like with like.
@@ -33,7 +33,9 @@ What the budget holds (issue 20): for glyphfold, the share of each target taken 
 fixed text every method sends (system, head, the request, the newest step), other text,
 the snapshots' own text (reading guide, factsheet, bridges), the pages and what is left
 unused; and the ceiling, the share of the middle's characters the room (target minus the
-fixed text) would hold as pages at the density the pages reach. A lossy snapshot that
+fixed text) would hold as pages at the density the pages reach; and the exact ceiling in
+facts (``fact_ceiling``): the facts on the newest suffix of the middle whose densest
+pages fit that room, every word of it (SPEC §5.5, §5.9). A lossy snapshot that
 leaves more of the target unused than its fit rounds allow (64 tokens, or a sixteenth of
 a page) is counted: words cut while their pages would fit (``--room``: per session).
 """
@@ -204,21 +206,32 @@ class Reader:
 
 
 def drop_middle(h: History, budget: int) -> tuple[History, int]:
-    """The head and the newest steps that fit ``budget`` (plain truncation)."""
+    """The head, the request and the newest steps that fit ``budget`` (plain truncation).
+
+    The request (the newest real user messages) stays wherever it lies, as SPEC §5.5
+    keeps it for every method: a truncation that dropped it to keep one more step would
+    buy its facts with the task's own words (and spend a budget glyphfold may not)."""
     costs = token_costs(h, image_policy="all")
     reg = split_regions(h, costs=costs.messages, tail_tokens=0)
+    request = {i for i in reg.request if i >= reg.head_end}
     system = costs.total - sum(costs.messages)
-    used = system + sum(costs.messages[: reg.head_end])
+    used = system + sum(costs.messages[: reg.head_end]) + sum(costs.messages[i] for i in request)
     start = len(h.messages)
     for s in reversed(reg.steps):
         if s.start < reg.head_end:
             break
+        if s.start in request and start == s.end:  # the request: counted above
+            start = s.start
+            continue
         c = sum(costs.messages[s.start : s.end])
         if used + c > budget and start < len(h.messages):
             break
         used += c
         start = s.start
-    kept = (*h.messages[: reg.head_end], *h.messages[start:])
+    older = [
+        m for i, m in enumerate(h.messages[reg.head_end : start], reg.head_end) if i in request
+    ]
+    kept = (*h.messages[: reg.head_end], *older, *h.messages[start:])
     return h.replace_messages(kept), used
 
 
@@ -239,6 +252,8 @@ class Outcome:
     # a lossy snapshot that left more of the target unused than its fit rounds allow
     # (64 tokens or a sixteenth of a page): words cut while their pages would fit
     cut_with_room: int = 0
+    # the exact fact ceiling at this target (glyphfold, ``--room``; see fact_ceiling)
+    ceiling: dict[str, int] = field(default_factory=dict)
 
 
 # Where a fact the model cannot get back went (glyphfold), checked in this order:
@@ -272,7 +287,12 @@ def _sent(result_messages: Any) -> str:
 
 
 def run_method(
-    method: str, data: Any, budget: int | None, reader: Reader, facts: dict[tuple[str, str], str]
+    method: str,
+    data: Any,
+    budget: int | None,
+    reader: Reader,
+    facts: dict[tuple[str, str], str],
+    ceiling: bool = False,
 ) -> Outcome:
     h = coerce(data)[0]
     pages: tuple[Any, ...] = ()
@@ -324,6 +344,8 @@ def run_method(
         o.cut_with_room = cut_with_room
         if method == "glyphfold":
             o.room = room_parts(h, res, recorder)
+            if ceiling:
+                o.ceiling = fact_ceiling(h, res.target, facts)
     o.total = Counter(k for k, _ in facts)
     o.recovered = Counter(k for k, _ in found)
     o.lost_unfitted = int(lossy and not dropped)
@@ -408,6 +430,96 @@ def room_parts(h: History, res: Any, recorder: PageTexts) -> dict[str, int]:
     parts["middle_chars"] = sum(len(message_text(m)) for m in h.messages[mid[0] : mid[1]])
     parts["page_chars"] = sum(len(recorder.text.get(p.png, "")) for p in res.pages)
     return parts
+
+
+def fact_ceiling(
+    h: History, target: int, facts: dict[tuple[str, str], str], profile: str = "anthropic"
+) -> dict[str, int]:
+    """The most middle facts any snapshot can send at ``target`` under SPEC §5.5/§5.9.
+
+    §5.5 keeps the system prompt, the head, the request (the newest real user messages)
+    and the newest step as text, verbatim: ``room`` is the target less their tokens.
+    §5.9 cuts words oldest first: what can be imaged is a newest suffix of the middle's
+    transcript (the snapshot's own level-0 text of the middle's other messages, every
+    word, no cap), cut anywhere (from the start of a message, as the planner cuts).
+    The suffix is the longest whose pages, laid out by the real renderer in the densest
+    shape of the snapshot's shape ladder with the snapshot's options, cost at most
+    ``room`` image tokens, within the profile's image limit: the whole room is pages, no
+    reading guide, factsheet or bridge (an upper bound of what the ladder can send: it
+    pays for those). Returns ``facts`` (the middle's), ``ceiling`` (those in the request's
+    text or on that suffix), ``reach`` (those in the request or anywhere in the middle's
+    transcript: what the matching finds at unlimited room), ``room`` and the suffix's
+    ``suffix_chars`` of ``middle_chars``.
+    """
+    from glyphfold.compaction.ladder.rungs.common import tool_names
+    from glyphfold.compaction.ladder.rungs.snapshot import Snapshot
+    from glyphfold.compaction.ladder.rungs.snapshot.source import LEVELS, Source
+    from glyphfold.compaction.ladder.rungs.transcribe import join
+    from glyphfold.render.api import plan_text
+    from glyphfold.render.profiles import get_profile
+
+    prof = get_profile(profile)
+    costs = token_costs(h, image_policy="all")
+    reg = split_regions(h, costs=costs.messages, tail_tokens=0)
+    request = {i for i in reg.request if reg.region_of(i) == "middle"}
+    fixed = costs.total - sum(costs.messages) + sum(costs.messages[: reg.head_end])
+    fixed += sum(costs.messages[reg.tail_start :]) + sum(costs.messages[i] for i in request)
+    room = max(0, target - fixed)
+    snap = Snapshot()
+    middle = [h.messages[i] for i in range(reg.head_end, reg.tail_start) if i not in request]
+    source = Source(middle, tool_names(h), snap.config.transcript)
+    shape = snap.shape_ladder(prof)[-1]
+    cap = prof.max_images_per_request
+    asked = _norm("\n".join(message_text(h.messages[i]) for i in request))
+
+    def suffix_start(text: str) -> int:
+        """The least start whose suffix of ``text`` fits the room as pages."""
+
+        def fits(start: int) -> bool:
+            if start >= len(text):
+                return True
+            if room <= 0:
+                return False
+            rest = text[start:]
+            p = plan_text(
+                rest, profile=prof, max_pages=cap, max_tokens=room, **snap._options(rest, shape)
+            )
+            return p.complete and p.image_tokens <= room
+
+        lo, hi = 0, len(text)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if fits(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def covered(text: str) -> int:
+        t = _norm(text)
+        return sum(1 for n in facts.values() if n in t or n in asked)
+
+    out: dict[str, int] = {"facts": len(facts), "room": room}
+    best = (-1, 0)
+    for level in range(LEVELS + 2):  # level 0: every word; LEVELS + 1: outputs elided
+        text, _ = join([source.piece(k, level) for k in range(len(middle))])
+        start = suffix_start(text)
+        n = covered(text[start:])
+        if level == 0:
+            out |= {
+                "ceiling": n,
+                "reach": covered(text),
+                "suffix_chars": len(text) - start,
+                "middle_chars": len(text),
+            }
+        if n > best[0]:
+            best = (n, level)
+    out["ceiling_level"], out["best_level"] = best
+    # no words at all: the room as pages of the facts themselves, shortest first (a bound
+    # of any content, a list of the checkable strings included; not a rule of SPEC §5.9)
+    listing = "\n".join(sorted({f[1] for f in facts}, key=lambda v: (-len(v), v)))
+    out["list_bound"] = covered(listing[suffix_start(listing) :])
+    return out
 
 
 # ------------------------------------------------------------------ runner
@@ -530,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
         est = token_costs(h, image_policy="all").total
         for b in budgets:
             budget = None if b == "recover" else max(1, int(est * float(b)))
-            outs = {m: run_method(m, data, budget, reader, facts) for m in METHODS}
+            outs = {m: run_method(m, data, budget, reader, facts, args.room) for m in METHODS}
             rows[b].append(outs)
             g = outs["glyphfold"]
             cells = " ".join(
@@ -542,6 +654,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<55} {b:>7} pages {g.pages:>3} {cells} | {where}{flag}", flush=True)
             if args.room and g.room:
                 print("    room: " + " ".join(f"{k}={v}" for k, v in g.room.items()))
+                print("    ceiling: " + " ".join(f"{k}={v}" for k, v in g.ceiling.items()))
     print(
         f"\n{time.perf_counter() - t0:.0f} s; OCR {reader.pages} page reads, {reader.seconds:.0f} s"
     )
@@ -614,6 +727,7 @@ def report(rows: dict[str, list[dict[str, Outcome]]]) -> None:
         f" lossy leaving room unused (cut while pages would fit) {cut_room}"
     )
     room_table(rows)
+    ceiling_table(rows)
     print("\nglyphfold, where the facts not recovered went, per budget (SPEC §5.9, issue 20):")
     print("| budget | kind | recovered | " + " | ".join(PLACES) + " |")
     print("|---|---|---|" + "---|" * len(PLACES))
@@ -664,6 +778,40 @@ def room_table(rows: dict[str, list[dict[str, Outcome]]]) -> None:
         print(
             f"| {b} | {len(pooled)} | {shares} | {density:.1f} | {100 * weighted:.1f}%"
             f" | {100 * sum(ceil) / len(ceil):.1f}% |"
+        )
+
+
+def ceiling_table(rows: dict[str, list[dict[str, Outcome]]]) -> None:
+    """Per budget, glyphfold's pool: the exact fact ceiling (fact_ceiling) against what
+    glyphfold sends with every fact on its pages read (the bound of a page reader)."""
+    print("\nthe fact ceiling under SPEC §5.5/§5.9 (fact_ceiling; issue 20):")
+    print(
+        "| budget | sessions | ceiling (pooled) | ceiling, session mean | reach (pooled)"
+        " | best uniform cap level, then oldest first (pooled; session mean)"
+        " | the room as a list of the facts (pooled; session mean)"
+        " | glyphfold + every page fact read (pooled) | session mean |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for b, outs in rows.items():
+        pooled = [o["glyphfold"] for o in outs if all(x.fits for x in o.values())]
+        pooled = [g for g in pooled if g.ceiling and g.ceiling["facts"]]
+        if not pooled:
+            continue
+        tot = sum(g.ceiling["facts"] for g in pooled)
+        ceil = sum(g.ceiling["ceiling"] for g in pooled)
+        reach = sum(g.ceiling["reach"] for g in pooled)
+        lev = sum(g.ceiling["ceiling_level"] for g in pooled)
+        lst = sum(g.ceiling["list_bound"] for g in pooled)
+        mean_b = sum(g.ceiling["list_bound"] / g.ceiling["facts"] for g in pooled) / len(pooled)
+        mean_l = sum(g.ceiling["ceiling_level"] / g.ceiling["facts"] for g in pooled) / len(pooled)
+        got = [sum(g.recovered.values()) + sum(g.lost.get("unread", {}).values()) for g in pooled]
+        mean_c = sum(g.ceiling["ceiling"] / g.ceiling["facts"] for g in pooled) / len(pooled)
+        mean_g = sum(n / g.ceiling["facts"] for n, g in zip(got, pooled, strict=True)) / len(pooled)
+        print(
+            f"| {b} | {len(pooled)} | {100 * ceil / tot:.1f}% ({ceil}/{tot}) | {100 * mean_c:.1f}%"
+            f" | {100 * reach / tot:.1f}% | {100 * lev / tot:.1f}%; {100 * mean_l:.1f}%"
+            f" | {100 * lst / tot:.1f}%; {100 * mean_b:.1f}%"
+            f" | {100 * sum(got) / tot:.1f}% | {100 * mean_g:.1f}% |"
         )
 
 

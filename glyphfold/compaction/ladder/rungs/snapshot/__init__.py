@@ -76,6 +76,12 @@ __all__ = ["SNAPSHOT_VERSION", "Renderer", "Snapshot", "SnapshotConfig"]
 # image_tokens like glyphfold.render.page.Page.
 Renderer: TypeAlias = Callable[..., Any]
 
+# _setup's positional arguments for one choice: history, tail split, context, shape,
+# user messages as text, the shared piece cache, the shared memo
+_Choice: TypeAlias = tuple[
+    History, Regions, RungContext, "str | None", str, "dict[tuple[int, int], str]", "_Memo"
+]
+
 _BRIDGES = 7 + 24  # an assistant bridge before a snapshot and an acknowledgement after it
 _LADDER = ("large", "regular", "dense")  # the registered shapes a ladder may step through
 
@@ -484,11 +490,15 @@ class Snapshot:
         users_as_text: str = "none",
         pieces: dict[tuple[int, int], str] | None = None,
         memo: _Memo | None = None,
+        sheet_chars: int | None = None,
+        compact_guide: bool = False,
     ) -> tuple[Planner, BuildInput] | None:
         """The planner and build input for one choice of tail, shape and user messages
         (None: nothing to image). ``pieces``: the transcript piece cache the choices of
         one call share (a message's transcript does not depend on the choice); ``memo``:
-        the layouts and factsheet prices they share (the same run text recurs)."""
+        the layouts and factsheet prices they share (the same run text recurs);
+        ``sheet_chars``: a tighter factsheet cap than the room's, ``compact_guide``: the
+        compact reading guide whatever the room (the reading aids yield to words)."""
         memo = memo or _Memo()
         facts = memo.of(history, ctx)
         costs = facts.costs
@@ -499,7 +509,9 @@ class Snapshot:
         fixed = system_tokens(history, ctx) + facts.cost(0, reg.head_end)
         fixed += facts.cost(reg.tail_start, len(costs))
         sheet = self._factsheet(ctx.target_tokens - fixed)
-        compact = self._compact_guide(ctx.target_tokens - fixed)
+        if sheet_chars is not None and sheet_chars < sheet.max_chars:
+            sheet = dataclasses.replace(sheet, max_chars=max(0, sheet_chars))
+        compact = compact_guide or self._compact_guide(ctx.target_tokens - fixed)
         page_cap = self._page_cap(history, reg, units, profile, memo, facts)
         planner = Planner(
             units,
@@ -594,9 +606,68 @@ class Snapshot:
                 return found, (shape, users)
         if lossless_only or widest is None:
             return None
+        yielded = self._sheet_yields(history, ctx, choices, pieces, memo, widest[1].factsheet)
+        if yielded is not None:
+            return yielded
         reg, shape, users = choices[-1]
         found = self._fit(*widest, ctx, lossy=True)
         return None if found is None else (found, (shape, users))
+
+    def _sheet_yields(
+        self,
+        history: History,
+        ctx: RungContext,
+        choices: list[tuple[Callable[[], Regions], str | None, str]],
+        pieces: dict[tuple[int, int], str],
+        memo: _Memo,
+        sheet: FactsheetConfig,
+    ) -> tuple[tuple[BuildInput, Plan, Built, int], tuple[str | None, str]] | None:
+        """The reading aids yield to words (SPEC §5.9, issue 20): when no choice holds
+        the middle losslessly with the factsheet and guide the room allows, but one does
+        with the compact guide and no factsheet, the pages keep every word; the guide is
+        then the full one if that still fits, and the factsheet keeps the widest cap (on
+        a 64-char grid) that still fits. None when even the barest aids leave no room
+        for every word: then words are cut, and the factsheet names the cut ones.
+
+        The guide explains the marks and the factsheet repeats identifiers of the
+        pages: words cut to make room for them would be words dropped while the
+        densest pages could hold the middle."""
+        reg, shape, users = choices[-1]
+        bare = self._setup(
+            history, reg(), ctx, shape, users, pieces, memo, sheet_chars=0, compact_guide=True
+        )
+        if bare is None or not bare[0].has_lossless():
+            return None  # the common case at a tight budget: one check, then cut
+        for reg, shape, users in choices:
+            split = reg()
+            choice = (history, split, ctx, shape, users, pieces, memo)
+            setup = self._lossless_setup(choice, 0, True)
+            if setup is None:
+                continue
+            compact = True
+            full = self._lossless_setup(choice, 0, False)
+            if full is not None and not self._compact_guide(full[0].target - full[0].fixed):
+                setup, compact = full, False  # the full guide where the room would give it
+            lo, hi = 0, sheet.max_chars // 64 + 1  # in 64-char steps: lo fits, hi does not
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                wider = self._lossless_setup(choice, mid * 64, compact)
+                if wider is not None:
+                    lo, setup = mid, wider
+                else:
+                    hi = mid
+            found = self._fit(*setup, ctx, lossy=False)
+            if found is not None:
+                return found, (shape, users)
+        return None
+
+    def _lossless_setup(
+        self, choice: _Choice, sheet_chars: int, compact: bool
+    ) -> tuple[Planner, BuildInput] | None:
+        """The setup of ``choice`` (``_setup``'s arguments) with these reading aids, when
+        it holds the middle losslessly (None otherwise)."""
+        got = self._setup(*choice, sheet_chars=sheet_chars, compact_guide=compact)
+        return got if got is not None and got[0].has_lossless() else None
 
     def _merge_reason(self, history: History, ctx: RungContext) -> str:
         """Why the frozen blocks could not stay: the image limit, or the target."""
