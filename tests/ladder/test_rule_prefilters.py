@@ -165,8 +165,11 @@ def test_one_spaced_commands_equal_the_split_and_join():
     assert [c for c in spaces if c.isprintable()] == [" "]
     rnd = random.Random(7)
     alphabet = ["a", "b", "é", "-", "'", *spaces]
+    scripts = ["a", "b", "é", " ", "  ", "\n", "\n\n", " \n"]  # spaces and newlines only
     for _ in range(20000):
         cmd = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 10)))
+        assert _one_spaced(cmd) == " ".join(cmd.split()), repr(cmd)
+        cmd = "".join(rnd.choice(scripts) for _ in range(rnd.randrange(0, 12)))
         assert _one_spaced(cmd) == " ".join(cmd.split()), repr(cmd)
     assert _one_spaced("cat a.py && ls") == "cat a.py && ls"
 

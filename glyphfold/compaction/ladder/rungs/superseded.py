@@ -158,7 +158,8 @@ def _one_spaced(command: str) -> str:
 
     Every whitespace character but the ASCII space is unprintable (a control or a
     separator), so a printable command with no double, leading or trailing space is
-    already one-spaced: one C scan instead of a list of its words.
+    already one-spaced: one C scan instead of a list of its words; one whose only other
+    whitespace is newlines is one-spaced by replacing them.
     """
     if (
         command.isprintable()
@@ -167,6 +168,13 @@ def _one_spaced(command: str) -> str:
         and not command.endswith(" ")
     ):
         return command
+    # spaces and newlines only (a multi-line script): their runs become one space by
+    # replaces in C, not a list of every word
+    flat = command.replace("\n", " ")
+    if flat.isprintable():
+        while "  " in flat:
+            flat = flat.replace("  ", " ")
+        return flat.strip(" ")
     return " ".join(command.split())
 
 
