@@ -236,3 +236,46 @@ def test_real_session_texts_find_the_same():
             assert _as_tuples(extract_facts(text, config=cfg, scans=scans)) == want, f.name
     big = "\n".join(joined)
     assert _as_tuples(extract_facts(big, scans=scans)) == reference_facts(big, FactsheetConfig())
+
+
+def _split_candidates(chunk: str, minimum: int) -> list[str]:
+    return [
+        t
+        for t in dict.fromkeys(chunk.split())
+        if len(t) >= minimum and not (t.isalpha() and t.islower())
+    ]
+
+
+def test_whitespace_table_is_str_split_whitespace():
+    """The candidate tokens' whitespace is exactly what ``str.split()`` splits at."""
+    import sys
+
+    every = [c for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    assert sorted(fs._WHITESPACE) == every
+
+
+@pytest.mark.parametrize("minimum", [1, 4, 8])
+def test_candidate_tokens_are_the_split_tokens_a_pattern_can_match(minimum, monkeypatch):
+    """``candidate_tokens`` (arrays over the chunk's code points) gives what the split
+    and filter gave: every kind of text, astral and surrogate code points, every
+    whitespace, control characters, non-ASCII letters, empty and blank chunks."""
+    rnd = random.Random(minimum)
+    alphabet = (
+        "abcdefghijklmnopqrstuvwxyz" * 6
+        + "ABCXYZ0123456789/._-:#()[]{}\"'=,"
+        + "".join(map(chr, fs._WHITESPACE))
+        + "\x00\x01\x08\x0e\x1b\x7f"
+        + "éßçñΩωжЖ日本\ue05b\ue075\ufffd\uffff"
+        + "🚀\U0010ffff\ud800\udc00"
+    )
+    chunks = ["", " ", "\n\t ", "plain words only", "x", " ".join(PIECES), _texts()[4]]
+    for _ in range(300):
+        n = rnd.randrange(0, 400)
+        chunks.append("".join(rnd.choice(alphabet) for _ in range(n)))
+    chunks.append("".join(chunks))  # long: read with arrays at the default threshold too
+    for short_split in (True, False):
+        if not short_split:  # every chunk read with arrays, whatever its length and text
+            monkeypatch.setattr(fs, "_ARRAYS_FROM", 0)
+            monkeypatch.setattr(fs, "_SPARSE", 0)
+        for chunk in chunks:
+            assert fs.candidate_tokens(chunk, minimum) == _split_candidates(chunk, minimum)

@@ -108,3 +108,72 @@ def test_only_the_chosen_rounds_rows_are_written(monkeypatch):
     assert len(builds) >= 2  # several rounds were built: only one wrote its rows
     assert len(digested) == len(set(digested))  # each source digested once, not per round
     assert coerce(r.messages)[0].messages  # a valid history came out
+
+
+def test_row_chars_of_arguments_are_their_json_length():
+    """A ledger row's chars count a call's arguments as ``json.dumps(args, default=str)``
+    does (a dict of strings counted from its strings' JSON): non-ASCII, escapes, nesting,
+    odd values and keys."""
+    import json
+
+    odd = {"a": "café ☃ \u2028", "n": [1, 2.5, None, True], "x": {"y": object()}, "e": ""}
+    strings = {"cmd": 'ls -la\n\t"q" \\ \x00 é 🚀 \ud800' * 40, "": "", "ké\n": "v"}
+    for args in (odd, {}, strings, {"cmd": "x"}, {1: "a"}, {None: "b"}, ["list", 1], 3):
+        m = new_message("assistant", [Text("t"), ToolCall("c", "f", args)])
+        want = len("t") + len(json.dumps(args, default=str))
+        assert build_mod._msg_chars(m) == want
+
+
+def test_row_chars_are_the_text_and_arguments_of_real_messages():
+    """``_msg_chars`` in one pass equals ``len(m.text)`` plus each call's arguments (as
+    JSON unless a string) on every message of the real sessions and odd blocks."""
+    import json
+    from pathlib import Path
+
+    from glyphfold.compaction.history.messages import FORMATS
+    from glyphfold.compaction.history.model import Image
+    from glyphfold.errors import GlyphfoldError
+
+    def reference(m) -> int:
+        n = len(m.text)
+        for c in m.tool_calls:
+            a = c.arguments
+            n += len(a) if isinstance(a, str) else len(json.dumps(a, default=str))
+        return n
+
+    msgs = [
+        new_message("user", ""),
+        new_message("user", [Image(media_type="image/png", data="AAAA")]),
+        new_message("user", [ToolResult("c", ()), ToolResult("d", (Text(""), Text("x")))]),
+        new_message("assistant", [ToolCall("c", "f", "raw args"), Text("a"), Text("")]),
+    ]
+    real = Path("/work/shared/realdata")
+    for p in sorted(real.glob("*.json"))[:60] if real.is_dir() else ():
+        fmt = p.name.removesuffix(".json").rsplit(".", 1)[-1]
+        try:
+            h = coerce(json.loads(p.read_text()), format=fmt if fmt in FORMATS else "auto")[0]
+        except (ValueError, GlyphfoldError):  # a session the parser refuses: not this test
+            continue
+        msgs.extend(h.messages)
+    assert len(msgs) > 4
+    for m in msgs:
+        assert build_mod._msg_chars(m) == reference(m) or build_mod.is_snapshot(m)
+
+
+def test_sizes_are_the_result_texts_lengths():
+    """``Source.sizes`` counts each tool result's text (its parts and a newline between
+    each two) without joining it: ``len(result_text(b))``."""
+    from glyphfold.compaction.history.model import Image
+    from glyphfold.compaction.ladder.rungs.common import result_text
+
+    blocks = [
+        ToolResult("a", ()),
+        ToolResult("b", (Text(""),)),
+        ToolResult("c", (Text("x\n"), Text(""), Text("yz"))),
+        ToolResult("d", (Image(media_type="image/png", data="AAAA"), Text("only"))),
+    ]
+    msgs = [new_message("user", [b]) for b in blocks] + [new_message("user", blocks)]
+    src = Source(msgs, {}, TranscriptConfig())
+    for pos, m in enumerate(msgs):
+        want = tuple(len(result_text(b)) for b in m.blocks if isinstance(b, ToolResult))
+        assert src.sizes(pos)[0] == want

@@ -92,6 +92,8 @@ def tool_output_spans(transcript: str) -> list[tuple[int, int]]:
 
 def sanitise(text: str) -> str:
     """Return content with every mark code point replaced by U+FFFD (content cannot forge marks)."""
+    if text.isascii():  # O(1): an ASCII text holds no mark code point (they are U+E0xx)
+        return text
     return _FORGED.sub("\ufffd", text) if _FORGED.search(text) else text
 
 

@@ -112,21 +112,23 @@ def piece(
 
 
 def join(pieces: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
-    """Pieces joined as one builder would write them; the (start, end) span of each."""
-    parts: list[str] = []
+    """Pieces joined as one builder would write them; the (start, end) span of each.
+
+    The non-empty pieces joined by newlines (one C join: a run of 10^5 pieces), the
+    spans counted alongside (an empty piece takes no room: an empty span where it is)."""
     spans: list[tuple[int, int]] = []
-    n = 0
+    append = spans.append
+    n = -1  # the end of the text so far, counting the newline before the next piece
     for p in pieces:
-        if not p:
-            spans.append((n, n))
-            continue
-        if parts:
-            parts.append("\n")
-            n += 1
-        spans.append((n, n + len(p)))
-        parts.append(p)
-        n += len(p)
-    return "".join(parts), spans
+        k = len(p)
+        if k:
+            a = n + 1
+            n = a + k
+            append((a, n))
+        else:
+            end = n if n > 0 else 0
+            append((end, end))
+    return "\n".join([p for p in pieces if p]), spans
 
 
 def serialise(

@@ -540,6 +540,7 @@ class Snapshot:
             compact_guide=compact,
             facts=memo.under(sheet, compact)[1],
             scans=memo.scans,
+            lengths=memo.lengths,
         )
         return planner, inp
 
@@ -855,6 +856,10 @@ class Snapshot:
 
 def _unit_len0(inp: BuildInput, u: Unit) -> int:
     """The length of a unit's transcript at the configured caps (what the pages hold when
-    nothing is lost): its non-empty pieces and a newline between each two, as joined."""
+    nothing is lost): its non-empty pieces and a newline between each two, as joined
+    (the planner's figure when it measured the unit: the same pieces)."""
+    known = inp.lengths.get((u.start, u.end)) if u.positions else None
+    if known is not None:
+        return known
     sizes = [n for n in (inp.source.piece_len(p) for p in u.positions) if n]
     return sum(sizes) + len(sizes) - 1 if sizes else 0

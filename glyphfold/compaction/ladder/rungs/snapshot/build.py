@@ -176,6 +176,8 @@ class BuildInput:
     rows: dict[int, tuple[int, str | None, bool]] = field(default_factory=dict, compare=False)
     # id of a snapshot's source -> (the source, its block id): fit rounds build again
     block_ids: dict[int, tuple[str, str]] = field(default_factory=dict, compare=False)
+    # an imaged unit's level-0 text length by its message range (the planner's)
+    lengths: dict[tuple[int, int], int] = field(default_factory=dict, compare=False)
 
 
 def build(inp: BuildInput, plan: Plan) -> Built:
@@ -275,15 +277,45 @@ def _snapshot_message(
     )
 
 
-def _msg_chars(m: Message) -> int:
-    meta = glyphfold_meta(m)
+_JSON_STR = json.encoder.encode_basestring_ascii  # a str as json.dumps writes it, quoted
+
+
+def _args_chars(a: Any) -> int:
+    """``len(json.dumps(a, default=str))`` of a call's arguments. The usual arguments, a
+    dict of strings, are counted from their strings' JSON alone (``{"k": "v", ...}``:
+    braces, ``": "`` and ``", "``), without building the whole text (a ledger row per
+    imaged message: 10^5 rows)."""
+    if type(a) is dict:
+        n = 2 + 4 * len(a) - (2 if a else 0)
+        for k, v in a.items():
+            if type(k) is not str or type(v) is not str:
+                return len(json.dumps(a, default=str))
+            n += len(_JSON_STR(k)) + len(_JSON_STR(v))
+        return n
+    return len(json.dumps(a, default=str))
+
+
+def _msg_chars(m: Message, meta: Any = None) -> int:
+    """A ledger row's chars: ``len(m.text)`` (text blocks and tool-result text, joined by
+    newlines) plus each call's arguments, counted in one pass without joining them
+    (``meta``: the message's :func:`glyphfold_meta`, when the caller has it)."""
+    meta = glyphfold_meta(m) if meta is None else meta
     if meta.get("kind") == SNAPSHOT:
         return len(str(meta.get("source", "")))
-    n = len(m.text)
-    for c in m.tool_calls:
-        a = c.arguments
-        n += len(a) if isinstance(a, str) else len(json.dumps(a, default=str))
-    return n
+    n = texts = 0
+    for b in m.blocks:
+        if isinstance(b, Text):
+            n += len(b.text)
+            texts += 1
+        elif isinstance(b, ToolResult):
+            for c in b.content:
+                if isinstance(c, Text):
+                    n += len(c.text)
+                    texts += 1
+        elif isinstance(b, ToolCall):
+            a = b.arguments
+            n += len(a) if isinstance(a, str) else _args_chars(a)
+    return n + texts - 1 if texts else n
 
 
 def _msg_id(m: Message) -> str | None:
@@ -318,41 +350,52 @@ def _ledger_rows(
     """One row per message of the run: the pages it went to, or why it was dropped."""
     msgs = inp.history.messages
     spans = [tuple(p.source_span) for p in res.pages] if res is not None else []
+    t = plan.treatment
+    levels, dropped_units = t.levels, t.dropped
+    cut_unit = t.cut[0] if t.cut is not None else None
+    rows, costs, units = inp.rows, inp.costs, inp.units
+    append = out.append
+    cap_pos = t.cap[0] if t.cap is not None else None
+    by_level: dict[int, str] = {}  # a level's note (not the capped output's, not the cut's)
     for k in rt.units:
-        u = inp.units[k]
-        dropped = k in plan.treatment.dropped
+        u = units[k]
+        dropped = k in dropped_units
         s, e = rt.spans.get(k, (0, 0))
         on = (
             []
             if dropped
             else [first_page + j + 1 for j, (ps, pe) in enumerate(spans) if ps < e and s < pe]
         )
+        # what every message of the unit shares: where it went, its unit's span
+        if dropped:
+            where = "dropped to fit the page budget"
+        elif not on:
+            where = "no page" if spans else "shown as text"
+        else:
+            where = f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}-{on[-1]}"
+        head = f"{where}; transcript chars {s}-{e}"
+        dest = "dropped" if dropped else "snapshot"
         for pos, i in zip(u.positions, range(u.start, u.end), strict=True):
             m = msgs[i]
-            known = inp.rows.get(i)
+            known = rows.get(i)
             if known is None:
-                known = inp.rows[i] = (_msg_chars(m), _msg_id(m), is_snapshot(m))
-            if dropped:
-                where = "dropped to fit the page budget"
-            elif not on:
-                where = "no page" if spans else "shown as text"
+                meta = glyphfold_meta(m)
+                snap = meta.get("kind") == SNAPSHOT  # is_snapshot(m)
+                known = rows[i] = (_msg_chars(m, meta), _msg_id(m), snap)
+            # a note only where the treatment touched the message (a level, the cut)
+            level = levels.get(pos)
+            if k == cut_unit or (level and pos == cap_pos):
+                note = _treatment_note(inp, plan, k, pos)
+            elif level:
+                note = by_level.get(level) or by_level.setdefault(
+                    level, _treatment_note(inp, plan, k, pos)
+                )
             else:
-                where = f"page {on[0]}" if len(on) == 1 else f"pages {on[0]}-{on[-1]}"
-            note = _treatment_note(inp, plan, k, pos)
-            detail = f"{where}; transcript chars {s}-{e}" + (f"; {note}" if note else "")
+                note = ""
+            detail = f"{head}; {note}" if note else head
             if known[2]:
                 detail += "; earlier snapshot re-rendered from its source"
-            out.append(
-                Removed(
-                    i,
-                    "dropped" if dropped else "snapshot",
-                    known[0],
-                    inp.costs[i],
-                    id=known[1],
-                    role=m.role,
-                    detail=detail,
-                )
-            )
+            append(Removed(i, dest, known[0], costs[i], id=known[1], role=m.role, detail=detail))
 
 
 def page_records(pages: Sequence[Any]) -> tuple[PageRecord, ...]:

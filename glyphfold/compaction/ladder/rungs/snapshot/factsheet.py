@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from itertools import accumulate, count, islice
 from typing import TypeAlias
 
+import numpy as np
+
 from glyphfold.checks import check_int
 
 # kind -> pattern; order matters: earlier kinds claim their span first, so a
@@ -219,8 +221,9 @@ class FactScan:
         matches are its own whatever the other tokens, and are found once per token
         (:class:`TokenMatches`); what is new here is which value each claims first.
         """
-        # str.split, dict.fromkeys, zip and the set operations run in C
-        toks = dict.fromkeys(chunk.split())
+        # only the tokens a pattern can match are ranked (their order is all the ranks
+        # say); dict.fromkeys, zip and the set operations run in C
+        toks = dict.fromkeys(candidate_tokens(chunk, self._min))
         rank, found, claimed = self._rank, self._found, self._claimed
         base = self._next
         fresh_set: AbstractSet[str]
@@ -266,6 +269,89 @@ class FactScan:
                 found[value] = (rank[t], offset, kind)
                 if claims:
                     claimed.add(t)
+
+
+# str.split()'s whitespace in the Basic Multilingual Plane (none lies beyond it)
+_WHITESPACE = (
+    *range(9, 14),
+    *range(28, 33),
+    0x85,
+    0xA0,
+    0x1680,
+    *range(0x2000, 0x200B),
+    0x2028,
+    0x2029,
+    0x202F,
+    0x205F,
+    0x3000,
+)
+_ARRAYS_FROM = 1024  # chunks this long or longer may be read with arrays (measured crossover)
+_SAMPLE = 4096  # chars of a chunk whose density of non-word characters picks the reading
+_SPARSE = 16  # arrays when at most 1 in this many sampled chars is not a-z or whitespace
+_CLASS: np.ndarray | None = None  # code point (BMP) -> 1 whitespace, 2 anything but a-z
+
+
+def _classes() -> np.ndarray:
+    global _CLASS  # built on first use: an import does not pay for it
+    if _CLASS is None:
+        table = np.full(0x10000, 2, dtype=np.uint8)
+        table[ord("a") : ord("z") + 1] = 0
+        table[list(_WHITESPACE)] = 1
+        _CLASS = table
+    return _CLASS
+
+
+def _others(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(positions of the whitespace, positions of the characters other than a-z and
+    whitespace) in ``text``."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    if len(data) == 2 * len(text):  # one UTF-16 unit per code point: positions agree
+        cp: np.ndarray = np.frombuffer(data, dtype=np.uint16)
+    else:  # astral code points (never whitespace, never a-z): one unit each in UTF-32
+        cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    # positions of everything but a-z (unsigned: below "a" wraps to a large value)
+    at = np.flatnonzero(np.subtract(cp, 97, dtype=cp.dtype) >= 26)
+    values = cp[at]
+    if cp.dtype != np.uint16:
+        values = np.minimum(values, 0xFFFF)  # astral: "anything but a-z", as U+FFFF is
+    cls = _classes()[values]
+    return at[cls == 1], at[cls == 2]
+
+
+def candidate_tokens(chunk: str, minimum: int) -> list[str]:
+    """The distinct whitespace-separated tokens of ``chunk`` that a pattern can match (at
+    least ``minimum`` chars, not a plain lowercase word), in order of first appearance:
+    what ``[t for t in dict.fromkeys(chunk.split()) if len(t) >= minimum and not
+    (t.isalpha() and t.islower())]`` gives.
+
+    Most tokens of a transcript are plain words: only the characters other than a-z are
+    looked at (with arrays), and only the tokens holding one are cut out of the chunk,
+    not every token (``str.split`` makes an object of each: at 10^5 messages, 1.7e7)."""
+    # arrays pay when few characters are anything but a-z or whitespace (prose, logs of
+    # words); code and paths are dense with them, and a cut-out token per few characters
+    # costs more than str.split: a sample of the chunk decides
+    if len(chunk) < _ARRAYS_FROM or _others(chunk[:_SAMPLE])[1].size * _SPARSE > min(
+        len(chunk), _SAMPLE
+    ):
+        return [
+            t
+            for t in dict.fromkeys(chunk.split())
+            if len(t) >= minimum and not (t.isalpha() and t.islower())
+        ]
+    spaces, others = _others(chunk)
+    if not len(others):
+        return []
+    # each such character's token: between the whitespace before and after it (once)
+    k = np.searchsorted(spaces, others)
+    if len(k) > 1:
+        k = k[np.concatenate(([True], k[1:] != k[:-1]))]
+    bounds = np.concatenate(([-1], spaces, [len(chunk)]))
+    starts = (bounds[k] + 1).tolist()
+    ends = bounds[k + 1].tolist()
+    distinct = dict.fromkeys(
+        [chunk[a:b] for a, b in zip(starts, ends, strict=True) if b - a >= minimum]
+    )
+    return [t for t in distinct if not (t.isalpha() and t.islower())]
 
 
 class TokenMatches:

@@ -33,7 +33,10 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
+
+import numpy as np
 
 from glyphfold.compaction.ladder.rungs.snapshot.price import MovePrices, gallop, lower_bound
 from glyphfold.compaction.ladder.rungs.snapshot.source import (
@@ -106,6 +109,8 @@ class Plan:
 
 
 _NONE = Treatment()  # nothing shortened (read only)
+# a run and a set of dropped units at least this long are read with arrays (run_text)
+_VECTOR_MIN = 64
 
 
 class Planner:
@@ -170,13 +175,25 @@ class Planner:
         # share it (a unit's messages and their pieces do not depend on the choice)
         self._lengths: dict[tuple[int, int], int] = {} if lengths is None else lengths
         self._all_levels: dict[int, tuple[int, dict[int, int]]] = {}  # c -> moves, levels
+        self._arrays: dict[tuple[int, ...], Any] = {}  # run -> its units as arrays
+        self._runs: dict[tuple[int, int], list[tuple[int, ...]]] = {}  # (c, first) -> runs
+        # Source position -> its estimated length change per level (MovePrices)
+        self.move_changes: dict[int, list[int]] = {}
+        self._widest_c: int | None = None
         self.full_runs = self.runs_of(len(self.units))
         self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
 
     # ------------------------------------------------------------------ texts
 
     def runs_of(self, c: int, first: int = 0) -> list[tuple[int, ...]]:
-        """Runs of imaged units among [first, c): split at kept units."""
+        """Runs of imaged units among [first, c): split at kept units (the same list for
+        the same range: read only)."""
+        hit = self._runs.get((c, first))
+        if hit is None:
+            hit = self._runs[(c, first)] = self._split_runs(c, first)
+        return hit
+
+    def _split_runs(self, c: int, first: int) -> list[tuple[int, ...]]:
         runs: list[list[int]] = []
         cur: list[int] = []
         for u in self.units[first:c]:
@@ -240,6 +257,68 @@ class Planner:
         levels = treat.levels
         return bool(levels) and any(levels.get(p, 0) for p in self.units[k].positions)
 
+    def _gaps(
+        self, run: tuple[int, ...], dropped: set[int]
+    ) -> tuple[list[tuple[int, int, int]], tuple[int, int], bool]:
+        """The units of ``run`` that have text and are not ``dropped``, each with the gap
+        of dropped units with text just before it: ``[(unit, gap messages, gap chars)]``;
+        the gap after the last one; and whether every unit of the run is dropped.
+
+        A long run under a treatment that drops many units (the lossy search at 10^4+
+        messages) is read with arrays: the few units that stay and the sums of the gaps
+        between them, not a pass over every unit in Python (issue 22)."""
+        lens0 = self._lens0()
+        if len(dropped) < _VECTOR_MIN or len(run) < _VECTOR_MIN:
+            out: list[tuple[int, int, int]] = []
+            units = self.units
+            gap_msgs = gap_chars = 0
+            for k in run:
+                n0 = lens0[k]
+                if not n0:
+                    continue  # a bridge or an acknowledgement: no text, nothing on the pages
+                if k in dropped:
+                    gap_msgs += len(units[k].positions)
+                    gap_chars += n0
+                    continue
+                out.append((k, gap_msgs, gap_chars))
+                gap_msgs = gap_chars = 0
+            return out, (gap_msgs, gap_chars), all(k in dropped for k in run)
+        every, ks, msgs, chars = self._run_arrays(run)
+        mask = np.zeros(len(self.units), dtype=np.bool_)
+        mask[np.fromiter(dropped, dtype=np.int64, count=len(dropped))] = True
+        gone = mask[ks]
+        # prefix sums of the dropped units' messages and chars, over the run's text units
+        pm = np.zeros(len(ks) + 1, dtype=np.int64)
+        pc = np.zeros(len(ks) + 1, dtype=np.int64)
+        np.cumsum(np.where(gone, msgs, 0), out=pm[1:])
+        np.cumsum(np.where(gone, chars, 0), out=pc[1:])
+        stay = np.flatnonzero(~gone)
+        after = np.concatenate(([0], stay + 1))  # the gap before stay[j] starts after stay[j-1]
+        gm = (pm[stay] - pm[after[:-1]]).tolist()
+        gc = (pc[stay] - pc[after[:-1]]).tolist()
+        out = list(zip(ks[stay].tolist(), gm, gc, strict=True))
+        last = int(after[-1])
+        tail = (int(pm[-1] - pm[last]), int(pc[-1] - pc[last]))
+        return out, tail, bool(mask[every].all())
+
+    def _run_arrays(
+        self, run: tuple[int, ...]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(every unit, the units with text, their messages, their level-0 lengths) of
+        ``run`` as arrays (once per run)."""
+        hit = self._arrays.get(run)
+        if hit is None:
+            lens0 = self._lens0()
+            ks = [k for k in run if lens0[k]]
+            units = self.units
+            hit = self._arrays[run] = (
+                np.array(run, dtype=np.int64),
+                np.array(ks, dtype=np.int64),
+                np.array([len(units[k].positions) for k in ks], dtype=np.int64),
+                np.array([lens0[k] for k in ks], dtype=np.int64),
+            )
+        return hit
+
     def run_text(self, run: tuple[int, ...], treat: Treatment, *, source: bool = True) -> RunText:
         """The text of ``run`` under ``treat``; dropped units leave one marker line per gap.
 
@@ -251,20 +330,11 @@ class Planner:
         lens0 = self._lens0()
         dropped = treat.dropped
         lossless = treat.lossless
-        units = self.units
-        gap_msgs = gap_chars = 0
-        for k in run:
-            n0 = lens0[k]
-            if not n0:
-                continue  # a bridge or an acknowledgement: no text, nothing on the pages
-            if k in dropped:
-                gap_msgs += len(units[k].positions)
-                gap_chars += n0
-                continue
+        stay, (tail_msgs, tail_chars), all_dropped = self._gaps(run, dropped)
+        for k, gap_msgs, gap_chars in stay:
             if gap_msgs:
                 pieces.append(dropped_marker(gap_msgs, gap_chars))
                 keys.append(None)
-                gap_msgs = gap_chars = 0
             if lossless or not self._touched(k, treat):
                 ps = self._pieces0(k)
                 pieces.extend(ps)
@@ -272,8 +342,8 @@ class Planner:
             else:
                 pieces.append(self._unit_text(k, treat))
                 keys.append(k)
-        if gap_msgs:
-            pieces.append(dropped_marker(gap_msgs, gap_chars))
+        if tail_msgs:
+            pieces.append(dropped_marker(tail_msgs, tail_chars))
             keys.append(None)
         text, spans = join(pieces)
         by_unit: dict[int, tuple[int, int]] = {}
@@ -290,7 +360,7 @@ class Planner:
                 words = full[0].text
             else:
                 words = join([p for k in run if lens0[k] for p in self._pieces0(k)])[0]
-        return RunText(run, text, by_unit, all(k in dropped for k in run), words)
+        return RunText(run, text, by_unit, all_dropped, words)
 
     # ------------------------------------------------------------------ prices
 
@@ -505,7 +575,13 @@ class Planner:
     # ------------------------------------------------------------------ search
 
     def _widest(self) -> int:
-        """The widest imaged prefix whose level-0 pages stay within the page cap."""
+        """The widest imaged prefix whose level-0 pages stay within the page cap (once
+        per planner: the fit rounds change the target, not the pages)."""
+        if self._widest_c is None:
+            self._widest_c = self._find_widest()
+        return self._widest_c
+
+    def _find_widest(self) -> int:
         m = len(self.units)
         if self.lossless_pages(m) <= self.page_cap:
             return m
@@ -559,9 +635,9 @@ class Planner:
         tool = [p for u in units for p in u.positions if self.source.tool_output[p]]
         out: list[tuple[str, int, int]] = []
         for level in range(1, LEVELS + 2):  # LEVELS + 1: elided
-            out.extend(("level", p, level) for p in tool)
-        out.extend(("drop", u.index, 0) for u in units if not u.user)
-        out.extend(("drop", u.index, 0) for u in units if u.user)
+            out.extend(zip(repeat("level"), tool, repeat(level)))
+        out.extend(zip(repeat("drop"), [u.index for u in units if not u.user], repeat(0)))
+        out.extend(zip(repeat("drop"), [u.index for u in units if u.user], repeat(0)))
         return out
 
     @staticmethod

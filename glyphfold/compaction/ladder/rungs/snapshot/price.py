@@ -19,10 +19,13 @@ handful of small layouts per call whatever the history size.
 from __future__ import annotations
 
 import math
+import weakref
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from glyphfold.compaction.ladder.rungs.snapshot.source import LEVELS, level_config
 
@@ -35,6 +38,17 @@ _STUB = 50  # an elided result or argument: a one-line stub of about this many c
 _RESULT_FRAME = 40  # the header and end lines an elided result no longer has
 _MARKER = 126  # a dropped-steps marker line and its separator
 _CUT_MARKER = 90  # the line that says a step's start was cut
+
+
+# this many level moves or more are priced with arrays (MovePrices._level_moves)
+_VECTOR_MOVES = 2048
+
+
+def _machine(values: np.ndarray) -> array[int]:
+    """An int64 array as an ``array("q")`` (bisect reads it without numpy's per-item cost)."""
+    out = array("q")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
+    return out
 
 
 def lower_bound(lo: int, hi: int, ok: Callable[[int], bool]) -> int:
@@ -93,7 +107,10 @@ class MovePrices:
     """Estimated (tokens, pages) of the history after the first ``j`` moves over ``[0, c)``."""
 
     def __init__(self, planner: Planner, c: int, moves: Sequence[tuple[str, int, int]]) -> None:
-        self.planner = planner
+        # a weak reference: the planner keeps its MovePrices, and a cycle would keep the
+        # planner (units, slices: 10^6 objects at 10^5 messages) alive until the cyclic
+        # collector runs, which compact pauses (issue 22)
+        self.planner = weakref.proxy(planner)
         self.c = c
         self.runs = planner.runs_of(c)
         src = planner.source
@@ -126,19 +143,33 @@ class MovePrices:
         acap = [cfg.max_args_chars or inf for cfg in caps]
         # per run: indices of the moves that touch it, the running change, the drops
         # machine integers, not int objects: ~3.5e5 moves per estimate at 10^5 messages
-        self._at: list[array[int]] = [array("q") for _ in self.runs]
-        self._cum: list[array[int]] = [array("q") for _ in self.runs]
-        self._drops: list[array[int]] = [array("q") for _ in self.runs]
         lens0 = planner._lens0()
         unit_len = {k: lens0[k] for k in run_of}
-        text_units = [[k for k in run if unit_len[k]] for run in self.runs]
-        where = {k: (r, i) for r, ks in enumerate(text_units) for i, k in enumerate(ks)}
-        dropped: set[int] = set()
-        total = [0] * len(self.runs)
-        at, cum, drops = self._at, self._cum, self._drops
-        est: dict[int, list[int]] = {}  # position -> its estimated length change per level
         self._by_sizes: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
-        for j, (kind, a, level) in enumerate(moves):
+        text_units = [[k for k in run if unit_len[k]] for run in self.runs]  # at level 0
+        where = {k: (r, i) for r, ks in enumerate(text_units) for i, k in enumerate(ks)}
+        # the level moves come first (Planner.moves: every output capped before any step
+        # is dropped); each changes its message's piece by a known amount, whatever the
+        # other moves: many of them are priced with arrays
+        n_level = 0
+        for kind, _, _ in moves:
+            if kind != "level":
+                break
+            n_level += 1
+        if n_level >= _VECTOR_MOVES and all(m[0] == "drop" for m in moves[n_level:]):
+            level_runs, level_deltas = self._level_moves(
+                moves[:n_level], unit_of_pos, run_of, unit_len, rcap, acap
+            )
+            start = n_level
+        else:
+            level_runs, level_deltas = np.zeros(0, np.int64), np.zeros(0, np.int64)
+            start = 0
+        dropped: set[int] = set()
+        est: dict[int, list[int]] = {}  # position -> its estimated length change per level
+        runs_of_move: list[int] = []
+        deltas: list[int] = []
+        drop_at: list[int] = []
+        for kind, a, level in moves[start:]:
             if kind == "level":
                 k = unit_of_pos[a]
                 r = run_of[k]
@@ -156,13 +187,63 @@ class MovePrices:
                 marker = _MARKER if not (left or right) else -_MARKER if left and right else 0
                 delta = marker - unit_len[k] - 1
                 dropped.add(k)
-                drops[r].append(j)
-            total[r] += delta
-            at[r].append(j)
-            cum[r].append(total[r])
+                drop_at.append(len(runs_of_move))
+            runs_of_move.append(r)
+            deltas.append(delta)
+        # per run, in move order: the moves' indices and the running total of their changes
+        every_run = np.concatenate((level_runs, np.array(runs_of_move, dtype=np.int64)))
+        every_delta = np.concatenate((level_deltas, np.array(deltas, dtype=np.int64)))
+        is_drop = np.zeros(len(every_run), dtype=np.bool_)
+        is_drop[np.array(drop_at, dtype=np.int64) + start] = True
+        order = np.argsort(every_run, kind="stable")
+        bounds = np.searchsorted(every_run[order], np.arange(len(self.runs) + 1))
+        self._at: list[array[int]] = []
+        self._cum: list[array[int]] = []
+        self._drops: list[array[int]] = []
+        for r in range(len(self.runs)):
+            mine = order[bounds[r] : bounds[r + 1]]  # move indices, ascending (stable)
+            self._at.append(_machine(mine))
+            self._cum.append(_machine(np.cumsum(every_delta[mine])))
+            self._drops.append(_machine(mine[is_drop[mine]]))
+
+    def _level_moves(
+        self,
+        moves: Sequence[tuple[str, int, int]],
+        unit_of_pos: dict[int, int],
+        run_of: dict[int, int],
+        unit_len: dict[int, int],
+        rcap: list[int],
+        acap: list[int],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(run, change of its text's length) of each of ``moves`` (all level moves), and
+        ``unit_len`` updated by them: what the per-move loop computes, with arrays."""
+        pos = np.fromiter((a for _, a, _ in moves), dtype=np.int64, count=len(moves))
+        lvl = np.fromiter((b for _, _, b in moves), dtype=np.int64, count=len(moves))
+        distinct, row = np.unique(pos, return_inverse=True)
+        table = np.array(
+            [self._changes(p, rcap, acap) for p in distinct.tolist()], dtype=np.int64
+        ).reshape(len(distinct), LEVELS + 2)
+        delta = table[row, lvl] - table[row, lvl - 1]
+        units = np.array([unit_of_pos[p] for p in distinct.tolist()], dtype=np.int64)
+        runs = np.array([run_of[k] for k in units.tolist()], dtype=np.int64)
+        # each unit's length after all of them: the sum of its messages' changes
+        # (float sums of integers far below 2**53: exact)
+        per_pos = np.rint(np.bincount(row, weights=delta, minlength=len(distinct))).astype(np.int64)
+        for k, d in zip(units.tolist(), per_pos.tolist(), strict=True):
+            unit_len[k] += d
+        return runs[row], delta
 
     def _changes(self, pos: int, rcap: list[int], acap: list[int]) -> list[int]:
-        """Estimated change of message ``pos``'s piece length at each level (0 at level 0)."""
+        """Estimated change of message ``pos``'s piece length at each level (0 at level 0);
+        kept on the planner: the estimates of its choices of ``c`` price the same messages
+        (the caps are the planner's source's, the same for all of them)."""
+        known = self.planner.move_changes
+        hit = known.get(pos)
+        if hit is None:
+            hit = known[pos] = self._changes_of(pos, rcap, acap)
+        return hit
+
+    def _changes_of(self, pos: int, rcap: list[int], acap: list[int]) -> list[int]:
         src = self.planner.source
         results, args = src.sizes(pos)
         if not results and not args:  # an earlier snapshot's source: its pieces, exactly

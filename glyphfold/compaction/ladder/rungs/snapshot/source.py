@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from glyphfold.compaction.history.markers import SNAPSHOT, glyphfold_meta, marker_kind
-from glyphfold.compaction.history.model import Message, ToolCall, ToolResult
-from glyphfold.compaction.ladder.rungs.common import result_text
+from glyphfold.compaction.history.model import Message, Text, ToolCall, ToolResult
 from glyphfold.compaction.ladder.rungs.transcribe import piece
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 
@@ -173,7 +172,13 @@ class Source:
             args: list[int] = []
             for b in self.messages[pos].blocks:
                 if isinstance(b, ToolResult):
-                    results.append(len(result_text(b)))
+                    # len(result_text(b)): its texts and a newline between each two
+                    n = parts = 0
+                    for c in b.content:
+                        if isinstance(c, Text):
+                            n += len(c.text)
+                            parts += 1
+                    results.append(n + parts - 1 if parts else 0)
                 elif isinstance(b, ToolCall):
                     a = b.arguments
                     if isinstance(a, dict):
