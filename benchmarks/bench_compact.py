@@ -121,6 +121,7 @@ from glyphfold.compaction.history.messages import FORMATS
 from glyphfold.compaction.history.tokens import estimate_history_tokens
 from glyphfold.errors import GlyphfoldError
 folder, profile_top, freeze = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+per_page = len(sys.argv) > 4 and sys.argv[4] == "per-page"
 glyphfold.warm_up()
 # a harness's steady state: the ladder imported and run once (the first compact of a
 # process imports it; that is the cold start's cost, bench_coldstart.py)
@@ -153,6 +154,33 @@ for name, h, fmt, est in sessions:
     t0, c0 = time.perf_counter(), time.process_time()
     call(h, fmt, est)
     out[name] = ((time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000)
+sent = {}
+if per_page:
+    # each session again, its render calls noted; then exactly the pages it sends rendered
+    # again on their own: compact CPU / render CPU of the pages it produces (issue 22)
+    import glyphfold.render.api as render_api
+    _render = render_api.render_text
+    drawn = []
+    def noting(text, **opts):
+        res = _render(text, **opts)
+        drawn.append((text, opts, res))
+        return res
+    for name, h, fmt, est in sessions:
+        drawn.clear()
+        render_api.render_text = noting
+        try:
+            r = glyphfold.compact(h, budget=max(1, est // 2), format=fmt)
+        except glyphfold.ContextOverflowError:
+            continue
+        finally:
+            render_api.render_text = _render
+        ids = {id(p) for p in r.pages}
+        texts = [(t, o) for t, o, res in drawn if any(id(p) in ids for p in res.pages)]
+        if not texts:
+            continue
+        c0 = time.process_time()
+        n_pages = sum(len(_render(t, **o).pages) for t, o in texts)
+        sent[name] = (n_pages, (time.process_time() - c0) * 1000)
 profiles = {}
 for name in sorted(out, key=lambda k: -out[k][1])[:profile_top]:
     _, h, fmt, est = next(s for s in sessions if s[0] == name)
@@ -163,7 +191,7 @@ for name in sorted(out, key=lambda k: -out[k][1])[:profile_top]:
     buf = io.StringIO()
     pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(25)
     profiles[name] = buf.getvalue()
-print(json.dumps({"ms": out, "profiles": profiles}))
+print(json.dumps({"ms": out, "profiles": profiles, "sent": sent}))
 """
 
 
@@ -217,17 +245,26 @@ def pct(values: list[float], q: float) -> float:
 
 
 def real_sessions(
-    trees: dict[str, Path], folder: Path, rounds: int, top: int, freeze: bool = True
+    trees: dict[str, Path],
+    folder: Path,
+    rounds: int,
+    top: int,
+    freeze: bool = True,
+    per_page: bool = False,
 ) -> None:
     """Every session of ``folder`` compacted at half its estimate, one process per tree
     and round, the trees interleaved; per session the median of the rounds, then the
-    median / p90 / max over sessions, CPU and wall."""
+    median / p90 / max over sessions, CPU and wall. ``per_page``: also each session's
+    compact against the render of the pages it sends (this tree's first round)."""
     got: dict[str, list[dict[str, list[float]]]] = {k: [] for k in trees}
+    sent: dict[str, list[float]] = {}
     for r in range(rounds):
         for name, tree in trees.items():
             top_here = top if name == "this" and r == 0 else 0
-            res = run(tree, REAL, str(folder), str(top_here), "1" if freeze else "0")
+            extra = ["per-page"] if per_page and name == "this" and r == 0 else []
+            res = run(tree, REAL, str(folder), str(top_here), "1" if freeze else "0", *extra)
             got[name].append(res["ms"])
+            sent.update(res.get("sent", {}))
             for session, text in res["profiles"].items():
                 print(f"--- profile of {session} ({name}) ---\n{text}")
     per: dict[str, dict[str, tuple[float, float]]] = {}
@@ -258,6 +295,19 @@ def real_sessions(
         print(
             f"  {name:>8} CPU, per session the fastest round: median "
             f"{statistics.median(ms):6.1f} ms, p90 {pct(ms, 0.9):6.1f} ms, max {max(ms):7.1f} ms"
+        )
+    if sent:
+        # compact CPU (median of the rounds) / CPU of rendering again the pages it sends
+        ratio = {
+            k: per["this"][k][1] / max(ms, 1e-6) for k, (_, ms) in sent.items() if k in per["this"]
+        }
+        vals = sorted(ratio.values())
+        worst = sorted(ratio.items(), key=lambda kv: -kv[1])[:5]
+        print(
+            f"  compact / render of the pages it sends, {len(vals)} sessions that send pages: "
+            f"median {statistics.median(vals):.1f}x, p90 {pct(vals, 0.9):.1f}x, max "
+            f"{vals[-1]:.1f}x; over 10x: {sum(v > 10 for v in vals)}; highest: "
+            + "; ".join(f"{k} {v:.1f}x ({sent[k][0]} pages)" for k, v in worst)
         )
     slow = sorted(per["this"].items(), key=lambda kv: -kv[1][1])[:8]
     others = [n for n in per if n != "this"]
@@ -290,6 +340,11 @@ def main(argv: list[str] | None = None) -> int:
         dest="gc_freeze",
         action="store_false",
         help="with --real: leave the loaded sessions in the collector's generations",
+    )
+    ap.add_argument(
+        "--per-page",
+        action="store_true",
+        help="with --real: each session's compact against the render of the pages it sends",
     )
     ap.add_argument("--omp", type=Path, default=None, help=f"a folder set up for {OMP_SETUP}")
     ap.add_argument(
@@ -341,7 +396,9 @@ def main(argv: list[str] | None = None) -> int:
                 a = statistics.median(r["compact_s"] for r in got[name])
                 print(f"n={n:>7,} speed-up this vs {name}: {a / b:.2f}x")
     if args.real is not None:
-        real_sessions(trees, args.real.resolve(), args.rounds, args.profile_top, args.gc_freeze)
+        real_sessions(
+            trees, args.real.resolve(), args.rounds, args.profile_top, args.gc_freeze, args.per_page
+        )
     print(f"load average at end: {os.getloadavg()}")
     return 0
 

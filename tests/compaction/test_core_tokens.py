@@ -177,3 +177,31 @@ def test_fast_costing_matches_the_reference(case, policy):
         expected.append(estimate_message_tokens(m, images_sent=sent, tool_results_by_bytes=old))
     assert token_costs(wire, image_policy=policy).messages == tuple(expected)
     assert wire == before
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    args=st.one_of(
+        st.dictionaries(st.text(max_size=6), st.text(max_size=12), max_size=4),
+        st.dictionaries(
+            st.text(max_size=4),
+            st.one_of(st.text(max_size=4), st.integers(), st.none(), st.lists(st.integers())),
+            max_size=3,
+        ),
+        st.text(max_size=10),
+        st.lists(st.integers(), max_size=3),
+        st.none(),
+    ),
+    name=st.text(max_size=5),
+)
+def test_call_chars_equal_the_length_of_the_call_text(args, name):
+    """A tool call's characters are counted without building its JSON text when its input
+    is an object of strings (issue 22: 5*10^4 calls priced per 10^5-message compact);
+    the count equals the text's length for every input, escapes and surrogates included."""
+    from glyphfold.compaction.history.model import ToolCall
+    from glyphfold.compaction.history.tokens import _call_chars, _call_text, _utf8_len
+
+    call = ToolCall("c1", name, args)
+    assert _call_chars(call) == len(_call_text(call))
+    for text in (name, "a\ud800b", "é" * 3):
+        assert _utf8_len(text) == len(text.encode("utf-8", "surrogatepass"))

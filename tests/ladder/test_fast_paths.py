@@ -108,3 +108,138 @@ def test_move_price_changes_equal_the_sums():
         assert mp._changes(0, rcap, acap) == by_sums(results, args, rcap, acap)
         assert mp._changes(1, rcap, acap) == by_sums(results, args, rcap, acap)
         assert len(mp._by_sizes) == 1  # the same sizes: priced once
+
+
+@pytest.mark.parametrize(
+    ("role", "content", "words"),
+    [
+        ("user", [{"type": "tool_use", "id": "c", "name": "n", "input": {}}], "tool_use blocks"),
+        # an inline (server) block anywhere is named first, whatever comes before it
+        (
+            "user",
+            [
+                {"type": "tool_use", "id": "c", "name": "n", "input": {}},
+                {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}},
+            ],
+            "MCP and server tool blocks",
+        ),
+        (
+            "user",
+            [{"type": "web_search_tool_result", "tool_use_id": "s", "content": []}],
+            "MCP and server tool blocks",
+        ),
+        ("assistant", [{"type": "tool_result", "tool_use_id": "c"}], "tool_result blocks"),
+        ("user", [{"text": "no type"}], "must be a dict with a 'type'"),
+        ("user", ["a string"], "must be a dict with a 'type'"),
+        ("user", [{"type": "text", "text": 3}], "needs a string 'text'"),
+        ("user", [{"type": "tool_result"}], "needs a string 'tool_use_id'"),
+        ("assistant", [{"type": "tool_use", "id": "", "name": "n"}], "needs a string 'id'"),
+    ],
+)
+def test_anthropic_parse_fast_path_refuses_what_it_refused(role, content, words):
+    """parse_message checks the sides of tool blocks in one pass (issue 22: 10^5 messages
+    parsed per compact); the errors, and which one wins, are unchanged."""
+    from glyphfold.compaction.history.wire import anthropic
+    from glyphfold.errors import HistoryFormatError
+
+    with pytest.raises(HistoryFormatError, match=words):
+        anthropic.parse_message(4, {"role": role, "content": content})
+
+
+def test_anthropic_parse_keeps_nested_and_server_blocks():
+    from glyphfold.compaction.history.model import Image, ToolCall, ToolResult, Unknown
+    from glyphfold.compaction.history.wire import anthropic
+
+    img = {"type": "image", "source": {"type": "url", "url": "http://x/a.png"}}
+    m = anthropic.parse_message(
+        0,
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c", "content": [img, {"type": "doc"}]},
+                {"type": "document", "source": {}},
+            ],
+        },
+    )
+    tr, doc = m.blocks
+    assert isinstance(tr, ToolResult) and [type(b) for b in tr.content] == [Image, Unknown]
+    assert isinstance(doc, Unknown)
+    a = anthropic.parse_message(
+        1,
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "s", "content": []},
+            ],
+        },
+    )
+    assert [type(b) for b in a.blocks] == [ToolCall, ToolResult]
+
+
+def test_plain_entries_pass_dicts_through_and_convert_sdk_parts():
+    from glyphfold.compaction.history.wire.sdk import plain_history
+
+    class Part:
+        def model_dump(self, **_):
+            return {"type": "text", "text": "from sdk"}
+
+    dicts = [{"role": "user", "content": [{"type": "text", "text": "a"}]}]
+    assert plain_history(dicts) == (None, False)
+    out, changed = plain_history([*dicts, {"role": "user", "content": [Part()]}])
+    assert changed and out[0] is dicts[0]
+    assert out[1]["content"] == [{"type": "text", "text": "from sdk"}]
+
+
+def test_marker_kind_and_pins_read_the_wire_key_and_the_meta():
+    """marker_kind and is_pinned answer a message without metadata at once (issue 22); a
+    kind or a pin under ``x_glyphfold`` in the wire dict or in ``meta`` still counts."""
+    from types import MappingProxyType
+
+    from glyphfold.compaction.history.markers import X_KEY, marker_kind
+    from glyphfold.compaction.history.model import Message, Text, make_message
+    from glyphfold.compaction.ladder.rungs.base import RungContext
+    from glyphfold.render.profiles import get_profile
+
+    plain = make_message("user", (Text("x"),), {"role": "user", "content": "x"})
+    wired = make_message("user", (Text("x"),), {"role": "user", X_KEY: {"kind": "summary"}})
+    pinned_raw = make_message("user", (Text("x"),), {"role": "user", X_KEY: {"pin": True}})
+    meta = Message("user", (Text("x"),), meta=MappingProxyType({X_KEY: {"kind": "bridge"}}))
+    odd = make_message("user", (Text("x"),), {"role": "user", X_KEY: {"kind": "other"}})
+    assert [marker_kind(m) for m in (plain, wired, pinned_raw, meta, odd)] == [
+        None,
+        "summary",
+        None,
+        "bridge",
+        None,
+    ]
+    ctx = RungContext(
+        target_tokens=1,
+        count=len,
+        count_message=lambda m: 1,
+        profile=get_profile("anthropic"),
+        pinned=frozenset({id(wired)}),
+    )
+    assert [ctx.is_pinned(m) for m in (plain, wired, pinned_raw, meta)] == [
+        False,
+        True,
+        True,
+        False,
+    ]
+
+
+def test_has_images_agrees_with_images():
+    """The image rung asks has_images of every middle message before it needs the kept
+    steps (issue 22); it answers as ``bool(m.images)``."""
+    from glyphfold.compaction.history.model import Image, Message, Text, ToolResult
+
+    img = Image(url="http://x/a.png")
+    cases = [
+        Message("user", (Text("a"),)),
+        Message("user", (img,)),
+        Message("user", (ToolResult("c", (Text("t"), img)),)),
+        Message("user", (ToolResult("c", (Text("t"),)), Text("b"))),
+        Message("assistant", ()),
+    ]
+    assert [m.has_images for m in cases] == [bool(m.images) for m in cases]
+    assert [m.has_images for m in cases] == [False, True, True, False, False]

@@ -16,6 +16,7 @@ from glyphfold.compaction.ladder.rungs.notable import error_text
 from glyphfold.compaction.ladder.rungs.superseded import (
     _PROGRESS_LINE,
     _TEST_RUN,
+    _is_progress_line,
     is_test_run,
     text_reason,
 )
@@ -60,6 +61,20 @@ FRAGMENTS = [
     "Collecting numpy",
     "Downloading x.whl",
     " 45%|####      |",
+    "  12.5% [",
+    "100%",
+    "7 % |",
+    "1234%|",
+    "##########",
+    "#=#=#=#=",
+    "███████▏",
+    "=======",
+    "Get:1 http://deb",
+    "   Hit:12 x",
+    "npm added 12 packages",
+    "removed 1 package",
+    "Cloning into 'x'",
+    "\u00a0 Collecting y",
     "plain words here",
     "the value of the data",
     "K",
@@ -125,3 +140,71 @@ def test_custom_error_patterns_are_searched_without_the_prefilter():
     cfg = ElideConfig(error_patterns=(r"\bkaboom\b",))
     assert error_text("all fine, then kaboom", cfg)
     assert not error_text("Traceback (most recent call last)", cfg)
+
+
+def test_the_split_progress_line_test_answers_as_the_one_regex():
+    """``_is_progress_line`` (a start, a percentage, a bar: three linear scans) equals the
+    rule written as one regex on lines built from the fragments (issue 22)."""
+    rnd = random.Random(5)
+    for _ in range(20000):
+        parts = [rnd.choice(FRAGMENTS) for _ in range(rnd.randrange(1, 5))]
+        line = rnd.choice(["", " ", "\t", "  "]).join(parts)
+        line = rnd.choice(["", " ", "\t", "x ", "\u2003"]) + line
+        assert _is_progress_line(line) == (_PROGRESS_LINE.match(line) is not None), repr(line)
+
+
+def test_one_spaced_commands_equal_the_split_and_join():
+    """A call's key normalises its command's whitespace; the shortcut for a command that
+    is already one-spaced gives the same key (issue 22)."""
+    import sys
+
+    from glyphfold.compaction.ladder.rungs.superseded import _one_spaced
+
+    # the shortcut's premise: only the ASCII space is both whitespace and printable
+    spaces = [chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace()]
+    assert [c for c in spaces if c.isprintable()] == [" "]
+    rnd = random.Random(7)
+    alphabet = ["a", "b", "é", "-", "'", *spaces]
+    scripts = ["a", "b", "é", " ", "  ", "\n", "\n\n", " \n"]  # spaces and newlines only
+    for _ in range(20000):
+        cmd = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 10)))
+        assert _one_spaced(cmd) == " ".join(cmd.split()), repr(cmd)
+        cmd = "".join(rnd.choice(scripts) for _ in range(rnd.randrange(0, 12)))
+        assert _one_spaced(cmd) == " ".join(cmd.split()), repr(cmd)
+    assert _one_spaced("cat a.py && ls") == "cat a.py && ls"
+
+
+def test_result_text_of_one_text_and_of_mixed_content():
+    from glyphfold.compaction.history.model import Image, Text, ToolResult
+    from glyphfold.compaction.ladder.rungs.common import result_text
+
+    img = Image(url="http://x/a.png")
+    assert result_text(ToolResult("c", (Text("one"),))) == "one"
+    assert result_text(ToolResult("c", (Text("a"), img, Text("b")))) == "a\nb"
+    assert result_text(ToolResult("c", (img,))) == ""
+    assert result_text(ToolResult("c", ())) == ""
+
+
+def test_progress_settled_on_the_first_lines_answers_as_the_count_of_all():
+    """text_reason settles a non-progress text on its first lines (more misses than a
+    fifth of all lines, blank ones included); near the four-in-five boundary, with blank
+    and whitespace-only lines and CRs, it answers as counting every line (issue 22)."""
+    rnd = random.Random(11)
+    progress = ["Collecting x", " 45%|####      |", "Get:1 http://a", "##########"]
+    other = ["plain words", "x = 1", "the value"]
+    blank = ["", "   ", "\t"]
+    answers = set()
+    for _ in range(4000):
+        n = rnd.randrange(1, 60)
+        share = rnd.choice([0.0, 0.5, 0.75, 0.8, 0.85, 1.0])
+        lines = []
+        for _ in range(n):
+            r = rnd.random()
+            pool = blank if r < 0.15 else progress if rnd.random() < share else other
+            lines.append(rnd.choice(pool))
+        text = rnd.choice(["\n", "\r\n", "\r"]).join(lines)
+        got = text_reason(text)
+        if got != "confirmation":
+            assert got == _plain_reason(text), repr(text)
+        answers.add(got)
+    assert {"progress", None} <= answers

@@ -42,6 +42,7 @@ __all__ = [
     "is_marker",
     "marked_message",
     "marker_kind",
+    "pinned_by_meta",
 ]
 
 # metadata key of canonical ``Message.meta`` and of the wire dict (stripped before sending)
@@ -122,8 +123,21 @@ def glyphfold_meta(m: Message) -> Mapping[str, Any]:
     return _NONE
 
 
+def pinned_by_meta(m: Message) -> bool:
+    """True when the message's own ``x_glyphfold`` metadata pins it (``{"pin": true}``)."""
+    if m.meta is EMPTY and (m.raw is None or X_KEY not in m.raw):
+        return False  # no metadata: every rung asks this of every middle message
+    return bool(glyphfold_meta(m).get("pin"))
+
+
 def marker_kind(m: Message) -> str | None:
     """The marker kind of a message glyphfold inserted (one of MARKER_KINDS), else None."""
+    # asked several times of every message by every rung: a parsed message without the
+    # key (nearly all of them) answers without building its metadata
+    if m.meta is EMPTY:
+        raw = m.raw
+        if raw is None or X_KEY not in raw:
+            return None
     kind = glyphfold_meta(m).get("kind")
     return kind if kind in MARKER_KINDS else None
 

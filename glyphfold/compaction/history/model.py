@@ -210,6 +210,18 @@ class Message:
         return tuple(b for b in self.blocks if isinstance(b, ToolResult))
 
     @property
+    def has_images(self) -> bool:
+        """True when :attr:`images` is not empty (without building it)."""
+        for b in self.blocks:
+            if isinstance(b, Image):
+                return True
+            if isinstance(b, ToolResult):
+                for c in b.content:
+                    if isinstance(c, Image):
+                        return True
+        return False
+
+    @property
     def images(self) -> tuple[Image, ...]:
         """Images of the message, including those nested in tool results."""
         out: list[Image] = []

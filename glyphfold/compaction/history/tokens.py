@@ -39,6 +39,7 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from glyphfold.checks import check_choice, check_int
@@ -272,6 +273,8 @@ def _bpe_bindings() -> Any:
 def _utf8_len(text: str) -> int:
     """UTF-8 size of ``text``; a lone surrogate (JS tools cut strings mid-pair) counts 3
     bytes, as the U+FFFD a tokenizer makes of it, instead of raising UnicodeEncodeError."""
+    if text.isascii():  # one byte a character (a flag of the string: no scan)
+        return len(text)
     return len(text.encode("utf-8", "surrogatepass"))
 
 
@@ -347,6 +350,8 @@ def image_tokens(image: Image, *, profile: ProfileArg = DEFAULT_PROFILE) -> int:
 
 # one encoder: json.dumps(..., separators=...) would build a new one per call
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+# a str as _encode writes it (quoted, escaped; ensure_ascii=False)
+_json_string = encode_basestring
 
 
 def _unknown_text(b: Unknown) -> str:
@@ -413,6 +418,22 @@ def _call_text(b: ToolCall) -> str:
     return b.name + args
 
 
+def _call_chars(b: ToolCall) -> int:
+    """``len(_call_text(b))`` without building it: a JSON string as it is, an object of
+    string values by the lengths of its escaped keys and values (the usual tool input)."""
+    args = b.arguments
+    if type(args) is str:
+        return len(b.name) + len(args)
+    if type(args) is dict:
+        n = len(b.name) + 1 + len(args) if args else len(b.name) + 2  # braces, commas
+        for k, v in args.items():
+            if type(k) is not str or type(v) is not str:
+                return len(_call_text(b))
+            n += len(_json_string(k)) + 1 + len(_json_string(v))  # "k":"v"
+        return n
+    return len(_call_text(b))
+
+
 def estimate_message_tokens(
     message: Message,
     *,
@@ -458,11 +479,10 @@ def estimate_message_tokens(
             if images_sent:
                 total += image_tokens(b, profile=profile)
         elif isinstance(b, ToolCall | Unknown):
-            s = _call_text(b) if isinstance(b, ToolCall) else _unknown_text(b)
             if heuristic:
-                chars += len(s)
+                chars += _call_chars(b) if isinstance(b, ToolCall) else len(_unknown_text(b))
             else:
-                total += c.count(s)
+                total += c.count(_call_text(b) if isinstance(b, ToolCall) else _unknown_text(b))
     extra = unpriced_keys(message)
     if extra:
         if heuristic:
@@ -529,7 +549,7 @@ def _text_units(m: Message, by_bytes: bool) -> int:
                     and _FUNCTION_KEYS.issuperset(fn)
                 ):
                     return -1
-            n += len(_call_text(b))
+            n += _call_chars(b)
         elif type(b) is ToolResult:
             if r is not None and not _RESULT_KEYS.issuperset(r):
                 return -1

@@ -36,6 +36,7 @@ from glyphfold.compaction.history.events import EventBus, OverflowRecovery
 from glyphfold.compaction.history.messages import FormatArg, HistoryT, coerce, plain_format
 from glyphfold.compaction.history.model import OPENAI
 from glyphfold.compaction.history.tokens import DEFAULT_IMAGE_POLICY, ImagePolicy, TokenCounter
+from glyphfold.compaction.ladder.gc_pause import gc_paused, model_free
 from glyphfold.compaction.ladder.loop import (
     LadderRun,
     Pin,
@@ -183,7 +184,6 @@ def compact(
         )
         raise InputError(msg)
     prof = get_profile(profile)
-    h, restore = coerce(history, format=format, plain=plain_format(prof))
     run = _ladder_run(
         cfg,
         built,
@@ -196,7 +196,8 @@ def compact(
         bus=bus,
         image_policy=image_policy,
     )
-    return observed("compact", lambda: run_ladder(h, restore, run), dry_run=dry_run, bus=bus)
+    with gc_paused(model_free(built)):  # the parse and the rungs: 10^5s of new objects
+        return _parse_and_run("compact", history, run, format=format, plain=plain_format(prof))
 
 
 def recover(
@@ -226,12 +227,6 @@ def recover(
     :func:`compact`.
     """
     prof = get_profile(profile)
-    h, restore = coerce(history, format=format, plain=plain_format(prof))
-    estimate = counters(prof, counter, image_policy).count(h)
-    target = recovery_target(estimate)
-    if target <= 0:
-        msg = f"history of {estimate} tokens cannot be reduced to two thirds of itself"
-        raise ContextOverflowError(msg, estimate=estimate, window=None, overshoot=None)
     allowed = DEFAULT_RUNGS if allow_summary else MODEL_FREE_RUNGS
     if rungs is not None and not allow_summary:
         for r in rung_names(rungs):
@@ -249,28 +244,41 @@ def recover(
         summarizer=summarizer if allow_summary else None,
         renderer=renderer,
     )
-    run = _ladder_run(
-        cfg,
-        built,
-        target=target,
-        budget=target,
-        profile=prof,
-        pins=pins,
-        dry_run=dry_run,
-        counter=counter,
-        bus=bus,
-        image_policy=image_policy,
-        extra_events=(
-            OverflowRecovery(error=_error_text(error), estimate=estimate, target=target),
-        ),
-        reactive=True,
-    )
-    return observed(
-        "recover",
-        lambda: run_ladder(h, restore, run, estimate=estimate),
-        dry_run=dry_run,
-        bus=bus,
-    )
+
+    def parsed_run() -> CompactionResult[HistoryT]:
+        # a function of its own: the parsed history dies with its frame, before the
+        # collector resumes (it would walk the 10^5s of objects once more)
+        h, restore = coerce(history, format=format, plain=plain_format(prof))
+        estimate = counters(prof, counter, image_policy).count(h)
+        target = recovery_target(estimate)
+        if target <= 0:
+            msg = f"history of {estimate} tokens cannot be reduced to two thirds of itself"
+            raise ContextOverflowError(msg, estimate=estimate, window=None, overshoot=None)
+        run = _ladder_run(
+            cfg,
+            built,
+            target=target,
+            budget=target,
+            profile=prof,
+            pins=pins,
+            dry_run=dry_run,
+            counter=counter,
+            bus=bus,
+            image_policy=image_policy,
+            extra_events=(
+                OverflowRecovery(error=_error_text(error), estimate=estimate, target=target),
+            ),
+            reactive=True,
+        )
+        return observed(
+            "recover",
+            lambda: run_ladder(h, restore, run, estimate=estimate),
+            dry_run=dry_run,
+            bus=bus,
+        )
+
+    with gc_paused(model_free(built)):  # the parse and the rungs: 10^5s of new objects
+        return parsed_run()
 
 
 def shake(
@@ -296,7 +304,6 @@ def shake(
     """
     cfg = config or LadderConfig(elide=ElideConfig(policy="unremarkable"))
     built = build_rungs(("elide", "strip"), config=cfg, allowed=("elide", "strip"))
-    h, restore = coerce(history, format=format, plain=plain_format(profile))
     # target 0: every free rung runs; nothing is dropped, so there is nothing to raise
     run = _ladder_run(
         cfg,
@@ -311,7 +318,20 @@ def shake(
         raise_if_over=False,
         min_saving_tokens=0,  # the user asked for it: every saving counts
     )
-    return observed("shake", lambda: run_ladder(h, restore, run), dry_run=dry_run, bus=bus)
+    with gc_paused():  # the parse and the rungs: 10^5s of new objects
+        return _parse_and_run("shake", history, run, format=format, plain=plain_format(profile))
+
+
+def _parse_and_run(
+    kind: str, history: Any, run: LadderRun, *, format: FormatArg, plain: str | None
+) -> CompactionResult[Any]:
+    """Parse ``history`` and run the ladder on it, announced as ``kind``.
+
+    A function of its own: the parsed history dies with its frame, before a paused
+    collector resumes (it would walk those 10^5s of objects once more).
+    """
+    h, restore = coerce(history, format=format, plain=plain)
+    return observed(kind, lambda: run_ladder(h, restore, run), dry_run=run.dry_run, bus=run.bus)
 
 
 def transcript_of(history: Any, *, format: FormatArg = "auto") -> str:

@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from glyphfold.compaction.history.events import EventBus, publish
-from glyphfold.compaction.history.markers import SNAPSHOT, SNAPSHOT_ACK, glyphfold_meta, marker_kind
+from glyphfold.compaction.history.markers import (
+    SNAPSHOT,
+    SNAPSHOT_ACK,
+    marker_kind,
+    pinned_by_meta,
+)
 from glyphfold.compaction.history.model import History, Message, ToolCall, ToolResult
 from glyphfold.compaction.history.steps import Regions, split_regions
 from glyphfold.compaction.history.tokens import (
@@ -217,10 +222,12 @@ def resolve_pins(h: History, pins: Iterable[Pin]) -> frozenset[int]:
     whose wire dict carries ``"x_glyphfold": {"pin": true}`` are pinned too.
     """
     msgs = h.messages
-    ids = _message_ids(msgs)
-    out: set[int] = {id(m) for m in msgs if glyphfold_meta(m).get("pin")}
+    ids: dict[str, list[int]] | None = None  # found when a pin names an id
+    out: set[int] = {id(m) for m in msgs if pinned_by_meta(m)}
     for p in pins:
-        for i in _pin_indices(p, ids):
+        if ids is None and isinstance(p, str):
+            ids = _message_ids(msgs)
+        for i in _pin_indices(p, ids or {}):
             if not -len(msgs) <= i < len(msgs):
                 msg = f"pin index {i} is outside the history (0..{len(msgs) - 1})"
                 raise InputError(msg)
@@ -237,7 +244,7 @@ def frozen_prefix(h: History) -> int:
     the history holds no snapshot.
     """
     msgs = h.messages
-    last = max((i for i, m in enumerate(msgs) if marker_kind(m) == SNAPSHOT), default=-1)
+    last = next((i for i in range(len(msgs) - 1, -1, -1) if marker_kind(msgs[i]) == SNAPSHOT), -1)
     if last < 0:
         return 0
     end = last + 1

@@ -220,6 +220,11 @@ WIRE_FORMATS: dict[str, WireFormat] = {
 }
 assert tuple(WIRE_FORMATS) == FORMATS, "every format name needs its module"
 _ORDER = tuple(WIRE_FORMATS.values())
+# content part type -> the first format (in _ORDER) whose parts have it
+_PART_OWNER: dict[str, str] = {}
+for _f in _ORDER:
+    for _t in _f.part_types:
+        _PART_OWNER.setdefault(_t, _f.name)
 # the keys dict envelopes keep their messages under, in the rows' order
 _MESSAGES_KEYS = tuple(dict.fromkeys(f.messages_key for f in _ORDER))
 # envelopes are told apart by their most specific keys first
@@ -343,14 +348,14 @@ def message_signal(m: Any) -> str | None:
             return fmt.name
     content = m.get("content")
     if type(content) is list:
+        owner = _PART_OWNER.get
         for part in content:
             if type(part) is dict or isinstance(part, Mapping):
                 t = part.get("type")
-                if type(t) is not str:
-                    continue
-                for fmt in _ORDER:
-                    if t in fmt.part_types:
-                        return fmt.name
+                if type(t) is str:
+                    name = owner(t)
+                    if name is not None:
+                        return name
     return None
 
 

@@ -35,7 +35,7 @@ from glyphfold.compaction.history.model import (
     make_result,
     make_text,
 )
-from glyphfold.compaction.history.wire.base import fail, is_mapping
+from glyphfold.compaction.history.wire.base import fail
 from glyphfold.errors import HistoryFormatError
 
 __all__ = [
@@ -176,31 +176,34 @@ def _result_content(i: int, c: Any, kind: str) -> tuple[Block, ...]:
 
 def parse_block(i: int, b: Any, *, nested: bool = False) -> Block:
     """Parse one content block of message ``i`` (``nested``: inside a tool_result)."""
-    if not is_mapping(b) or type(b.get("type")) is not str:
+    # the types by how often they come (every block of a history passes here)
+    t = b.get("type") if type(b) is dict or isinstance(b, Mapping) else None
+    if type(t) is not str:
         raise fail(i, f"content block must be a dict with a 'type', got {b!r:.80}")
-    t = b["type"]
     if t == "text":
         text = b.get("text")
-        if not isinstance(text, str):
+        if type(text) is not str and not isinstance(text, str):
             raise fail(i, "text block needs a string 'text'")
         return make_text(text, b)
-    if t == "image":
-        return _parse_image(i, b)
-    if (t == "tool_use" or t in INLINE_CALL_TYPES) and not nested:
+    if nested:
+        return _parse_image(i, b) if t == "image" else Unknown(b)
+    if t == "tool_use" or t in INLINE_CALL_TYPES:
         cid, name = b.get("id"), b.get("name")
         if not isinstance(cid, str) or not cid or not isinstance(name, str):
             raise fail(i, f"{t} block needs a string 'id' and 'name'")
         return make_call(cid, name, b.get("input"), b)
-    if t == "tool_result" and not nested:
+    if t == "tool_result":
         return _parse_result(i, b)
-    if not nested and is_server_result(b):
+    if t == "image":
+        return _parse_image(i, b)
+    if is_server_result(b):
         return parse_server_result(i, b)
     return Unknown(b)
 
 
 def parse_message(i: int, m: Any) -> Message:
     """Parse message ``i`` of an Anthropic history; HistoryFormatError names what is wrong."""
-    if not is_mapping(m):
+    if type(m) is not dict and not isinstance(m, Mapping):
         raise fail(i, f"a message must be a dict, got {type(m).__name__}")
     wire_role = m.get("role")
     role = ROLES.get(wire_role) if isinstance(wire_role, str) else None
@@ -211,16 +214,29 @@ def parse_message(i: int, m: Any) -> Message:
         blocks: tuple[Block, ...] = (make_text(c, None),) if c else ()
     elif isinstance(c, list):
         blocks = tuple([parse_block(i, b) for b in c])
-        if role == "assistant":
-            if any(type(b) is ToolResult and not is_server_result(b.raw or {}) for b in blocks):
-                raise fail(i, "tool_result blocks belong in user messages")
-        elif any(isinstance(b, (ToolCall, ToolResult)) and _inline(b) for b in blocks):
-            raise fail(i, "MCP and server tool blocks belong in assistant messages")
-        elif any(type(b) is ToolCall for b in blocks):
-            raise fail(i, "tool_use blocks belong in assistant messages")
+        _check_sides(i, role, blocks)
     else:
         raise fail(i, f"content must be a string or a list of blocks, got {type(c).__name__}")
     return make_message(role, blocks, m)
+
+
+def _check_sides(i: int, role: str, blocks: tuple[Block, ...]) -> None:
+    """Tool results in user messages, calls in assistant ones (server tools: both in the
+    assistant's); one pass over the blocks (parse_block makes exact block types)."""
+    if role == "assistant":
+        for b in blocks:
+            if type(b) is ToolResult and not is_server_result(b.raw or {}):
+                raise fail(i, "tool_result blocks belong in user messages")
+        return
+    call = False
+    for b in blocks:
+        tb = type(b)
+        if tb is ToolResult or tb is ToolCall:
+            if _inline(b):  # type: ignore[arg-type]
+                raise fail(i, "MCP and server tool blocks belong in assistant messages")
+            call = call or tb is ToolCall
+    if call:
+        raise fail(i, "tool_use blocks belong in assistant messages")
 
 
 def _inline(b: ToolCall | ToolResult) -> bool:

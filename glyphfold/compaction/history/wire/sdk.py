@@ -44,15 +44,21 @@ def plain(x: Any) -> Any:
 
 
 def _plain_entry(m: Any) -> tuple[Any, bool]:
-    if is_sdk_object(m):
-        return plain(m), True
-    if type(m) is dict or isinstance(m, Mapping):
-        for key in _CONTENT_KEYS:
-            c = m.get(key)
-            if type(c) is list and any(is_sdk_object(p) for p in c):
-                out = dict(m)
-                out[key] = [plain(p) if is_sdk_object(p) else p for p in c]
-                return out, True
+    # every entry of every history passes here: a dict (and its dict parts) is no SDK
+    # object, tested without a call
+    if type(m) is not dict:
+        if is_sdk_object(m):
+            return plain(m), True
+        if not isinstance(m, Mapping):
+            return m, False
+    for key in _CONTENT_KEYS:
+        c = m.get(key)
+        if type(c) is list:
+            for p in c:
+                if type(p) is not dict and is_sdk_object(p):
+                    out = dict(m)
+                    out[key] = [plain(p) if is_sdk_object(p) else p for p in c]
+                    return out, True
     return m, False
 
 

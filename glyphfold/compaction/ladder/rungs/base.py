@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from glyphfold.compaction.history.markers import glyphfold_meta
+from glyphfold.compaction.history.markers import pinned_by_meta
 from glyphfold.compaction.history.model import History, Message
 from glyphfold.compaction.ladder.ledger import LedgerEntry
 from glyphfold.render.profiles import Profile
@@ -57,7 +57,8 @@ class RungContext:
         return tuple(self.count_message(m) for m in history.messages)
 
     def is_pinned(self, m: Message) -> bool:
-        return id(m) in self.pinned or bool(glyphfold_meta(m).get("pin"))
+        """Pinned by the caller (``pinned``) or by its own ``x_glyphfold`` metadata."""
+        return id(m) in self.pinned or pinned_by_meta(m)
 
     def need(self, history: History) -> int:
         """Tokens this rung should take off (at least the minimum saving), 0 if it fits."""

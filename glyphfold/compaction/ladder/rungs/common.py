@@ -40,7 +40,10 @@ def tool_names(history: History) -> dict[str, str]:
 
 def result_text(tr: ToolResult) -> str:
     """The text of a tool result (its text blocks, newline-joined)."""
-    return "\n".join(c.text for c in tr.content if isinstance(c, Text))
+    content = tr.content
+    if len(content) == 1 and type(content[0]) is Text:  # the usual result: one text
+        return content[0].text
+    return "\n".join(c.text for c in content if isinstance(c, Text))
 
 
 def regions(history: History, ctx: RungContext) -> Regions:
@@ -62,11 +65,16 @@ def kept_steps(history: History, reg: Regions, ctx: RungContext) -> frozenset[in
     """
     msgs = history.messages
     request = set(reg.request)
-    out = {
-        s.start
-        for s in reg.middle_steps
-        if s.start in request or any(ctx.is_pinned(msgs[i]) for i in s.indices)
-    }
+    is_pinned = ctx.is_pinned
+    out: set[int] = set()
+    for s in reg.middle_steps:  # plain loops: every rung asks, of every middle message
+        if s.start in request:
+            out.add(s.start)
+            continue
+        for i in range(s.start, s.end):
+            if is_pinned(msgs[i]):
+                out.add(s.start)
+                break
     return frozenset(out)
 
 

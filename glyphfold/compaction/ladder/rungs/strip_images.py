@@ -62,15 +62,16 @@ class StripImages:
         if not getattr(ctx.profile, "vision", True):  # a provider without vision
             return [i for i, m in enumerate(msgs) if m.images and not is_marker(m)], True
         reg = regions(history, ctx)
+        # the kept steps only when there is an image to keep (a pass over the middle)
+        with_images = [i for i in reg.middle if msgs[i].has_images]
+        if not with_images:
+            return [], False
         kept = kept_steps(history, reg, ctx)
         skip = {i for s in reg.middle_steps if s.start in kept for i in s.indices}
         return [
             i
-            for i in reg.middle
-            if i not in skip
-            and msgs[i].images
-            and not is_marker(msgs[i])
-            and not ctx.is_pinned(msgs[i])
+            for i in with_images
+            if i not in skip and not is_marker(msgs[i]) and not ctx.is_pinned(msgs[i])
         ], False
 
     def apply(self, history: History, ctx: RungContext) -> RungOutcome:

@@ -153,6 +153,31 @@ def _shell_action(
     return tuple(reads), whole, tuple(writes), tuple(edits)
 
 
+def _one_spaced(command: str) -> str:
+    """``" ".join(command.split())``, without the split when it would change nothing.
+
+    Every whitespace character but the ASCII space is unprintable (a control or a
+    separator), so a printable command with no double, leading or trailing space is
+    already one-spaced: one C scan instead of a list of its words; one whose only other
+    whitespace is newlines is one-spaced by replacing them.
+    """
+    if (
+        command.isprintable()
+        and "  " not in command
+        and not command.startswith(" ")
+        and not command.endswith(" ")
+    ):
+        return command
+    # spaces and newlines only (a multi-line script): their runs become one space by
+    # replaces in C, not a list of every word
+    flat = command.replace("\n", " ")
+    if flat.isprintable():
+        while "  " in flat:
+            flat = flat.replace("  ", " ")
+        return flat.strip(" ")
+    return " ".join(command.split())
+
+
 def action_of(name: str | None, arguments: Any) -> Action:
     """What a call of tool ``name`` with ``arguments`` reads and writes."""
     args = _canonical(arguments)
@@ -161,7 +186,7 @@ def action_of(name: str | None, arguments: Any) -> Action:
         command = args.get("command") or args.get("cmd")
         if isinstance(command, str):  # the shell tools are none of the file tools below
             # whitespace does not change a command (and the key needs no JSON of the args)
-            line = " ".join(command.split())
+            line = _one_spaced(command)
             reads, whole, writes, edits = _shell_action(line)
             return Action(f"{name}\x00{line}", reads=reads, whole=whole, writes=writes, edits=edits)
     try:
@@ -215,8 +240,8 @@ def is_test_run(text: str) -> bool:
     return any(_may_be_test_run(w) and _TEST_RUN.search(w) is not None for w in windows)
 
 
-_PROGRESS_LINE = re.compile(
-    r"^\s*(?:"
+# a progress line: a package manager's or a fetcher's line, a percentage before a bar, a bar
+_PROGRESS_STARTS = (
     r"Collecting |Downloading |Using cached |Requirement already satisfied|Installing |"
     r"Building wheels? |Created wheel |Stored in directory|Successfully (?:built|installed) |"
     r"Obtaining |Preparing metadata|Getting requirements|Attempting uninstall|Found existing|"
@@ -224,10 +249,29 @@ _PROGRESS_LINE = re.compile(
     r"Reading (?:package lists|state information)|Building dependency tree|Unpacking |"
     r"Setting up |Selecting previously unselected|Preparing to unpack|Processing triggers|"
     r"(?:npm )?(?:added|removed|changed|audited) \d+ packages?|"
-    r"Resolving |Receiving objects|Resolving deltas|remote: |Cloning into|"
-    r".*\d{1,3}(?:\.\d+)?%\s*(?:\||\[|$)|.*[█▉▊▋▌▍▎▏#=]{8,}"
-    r")"
+    r"Resolving |Receiving objects|Resolving deltas|remote: |Cloning into"
 )
+_PERCENT = r"\d{1,3}(?:\.\d+)?%\s*(?:\||\[|$)"
+_BAR = r"[█▉▊▋▌▍▎▏#=]{8,}"
+# the rule as one regex (the reference the split test below is checked against)
+_PROGRESS_LINE = re.compile(rf"^\s*(?:{_PROGRESS_STARTS}|.*{_PERCENT}|.*{_BAR})")
+# the same test in three parts: a start anchored after the indent, and a percentage or a
+# bar anywhere (neither begins with a space). ``.*X`` at every start position backtracked
+# over the whole line: 4 us a line, the most of a 10^5-message elision (issue 22)
+_PROGRESS_START = re.compile(rf"\s*(?:{_PROGRESS_STARTS})")
+_PROGRESS_PERCENT = re.compile(_PERCENT)
+_PROGRESS_BAR = re.compile(_BAR)
+
+
+def _is_progress_line(line: str) -> bool:
+    """``_PROGRESS_LINE.match(line)``, without its backtracking (the line holds no newline)."""
+    return (
+        _PROGRESS_START.match(line) is not None
+        or ("%" in line and _PROGRESS_PERCENT.search(line) is not None)
+        or _PROGRESS_BAR.search(line) is not None
+    )
+
+
 _CONFIRMATION = re.compile(
     r"(?i)^\W*(?:ok|done|success(?:fully)?\b.*|(?:file )?(?:created|written|saved|updated|"
     r"deleted|removed)\b.*|.*\b(?:has been|was) (?:created|written|saved|updated|deleted)\b.*|"
@@ -246,13 +290,27 @@ def text_reason(text: str) -> str | None:
         return "confirmation"
     # the non-blank lines between runs of CR/LF (str.split in C, not a regex split)
     flat = body.replace("\r", "\n") if "\r" in body else body
+    # four lines in five are progress: more misses than a fifth of the lines, blank ones
+    # counted too, settle it on the first lines (a long output is not split and stripped
+    # whole: a 10^4-line file read is settled in its first few thousand lines)
+    most = flat.count("\n") + 1  # at least the non-blank lines
+    if most < 3:
+        return None
+    settled = most // 5 + 1
+    first = flat.split("\n", 2 * settled)
+    misses = 0
+    for ln in first[: 2 * settled]:
+        if ln.strip() and not _is_progress_line(ln):
+            misses += 1
+            if misses >= settled:
+                return None
     lines = [ln for ln in flat.split("\n") if ln.strip()]
     n = len(lines)
     if n < 3:
         return None
     misses = 0  # four lines in five are progress: at most one in five is not
     for ln in lines:
-        if not _PROGRESS_LINE.match(ln):
+        if not _is_progress_line(ln):
             misses += 1
             if misses * 5 > n:
                 return None  # settled: the rest cannot make it progress

@@ -19,6 +19,7 @@ handful of small layouts per call whatever the history size.
 from __future__ import annotations
 
 import math
+import weakref
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
@@ -106,7 +107,10 @@ class MovePrices:
     """Estimated (tokens, pages) of the history after the first ``j`` moves over ``[0, c)``."""
 
     def __init__(self, planner: Planner, c: int, moves: Sequence[tuple[str, int, int]]) -> None:
-        self.planner = planner
+        # a weak reference: the planner keeps its MovePrices, and a cycle would keep the
+        # planner (units, slices: 10^6 objects at 10^5 messages) alive until the cyclic
+        # collector runs, which compact pauses (issue 22)
+        self.planner = weakref.proxy(planner)
         self.c = c
         self.runs = planner.runs_of(c)
         src = planner.source
