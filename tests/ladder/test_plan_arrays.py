@@ -158,3 +158,24 @@ def test_move_prices_arrays_equal_the_loop(planners, monkeypatch):
                 assert arrays.price(j) == loop.price(j)
             checked += 1
     assert checked >= 2
+
+
+def test_a_runs_lossless_text_is_joined_once_per_call(monkeypatch):
+    """The planners of one call that image the same steps (the reading aids' choices of
+    issue 20: the bare check images the widest choice again) share the run's lossless
+    text: each is joined once per call, not once per planner (at 10^5 messages a 100M-char
+    join, its hash for the layout and factsheet memos)."""
+    src_mod = importlib.import_module("glyphfold.compaction.ladder.rungs.snapshot.source")
+    joined: list[str] = []
+    real = src_mod.Source.back
+
+    def noting(self, text, start, positions):  # type: ignore[no-untyped-def]
+        joined.append(text)
+        return real(self, text, start, positions)
+
+    monkeypatch.setattr(src_mod.Source, "back", noting)
+    r = glyphfold.compact(_history(600, seed=3), budget=8000)
+    snap = [e for e in r.ledger if e.rung == "snapshot"]
+    assert snap and snap[0].extra["lossy"]  # the words were cut: the bare check ran
+    assert joined
+    assert len(set(joined)) == len(joined)  # no text joined twice

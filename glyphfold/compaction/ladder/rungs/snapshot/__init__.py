@@ -174,6 +174,9 @@ class _Memo:
     geometry: dict[str | None, Any] = dataclasses.field(default_factory=dict)
     # each imaged unit's level-0 text length, by its message range (Planner's lengths)
     lengths: dict[tuple[int, int], int] = dataclasses.field(default_factory=dict)
+    # each whole run's lossless text (Planner's full_texts): the reading aids' choices
+    # image the same steps as the same units (issue 20's bare check, issue 22)
+    full_texts: dict[Any, Any] = dataclasses.field(default_factory=dict)
     # renders by shape and text: a fit round that builds a run's text again reuses it
     renders: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
@@ -525,6 +528,7 @@ class Snapshot:
             start_late=self.config.start_late,
             overhead_floor=self._overhead_floor,
             lengths=memo.lengths,
+            full_texts=memo.full_texts,
             overhead_ceiling=self._overhead_ceiling(sheet),
         )
         inp = BuildInput(

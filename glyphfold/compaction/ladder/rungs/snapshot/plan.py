@@ -129,6 +129,7 @@ class Planner:
         start_late: bool = True,
         overhead_floor: Callable[[str], int] | None = None,
         lengths: dict[tuple[int, int], int] | None = None,
+        full_texts: dict[Any, RunText] | None = None,
         overhead_ceiling: Callable[[str], int] | None = None,
     ) -> None:
         self.units = list(units)
@@ -174,6 +175,9 @@ class Planner:
         # imaged unit (start, end) -> its level-0 text length: the planners of one call
         # share it (a unit's messages and their pieces do not depend on the choice)
         self._lengths: dict[tuple[int, int], int] = {} if lengths is None else lengths
+        # (run, its units' first messages, its last message) -> the run's lossless text:
+        # shared by the planners of one call like ``lengths``
+        self._full_texts: dict[Any, RunText] = {} if full_texts is None else full_texts
         self._all_levels: dict[int, tuple[int, dict[int, int]]] = {}  # c -> moves, levels
         self._arrays: dict[tuple[int, ...], Any] = {}  # run -> its units as arrays
         self._runs: dict[tuple[int, int], list[tuple[int, ...]]] = {}  # (c, first) -> runs
@@ -367,9 +371,16 @@ class Planner:
     def _full(self, run: tuple[int, ...]) -> tuple[RunText, Any]:
         hit = self._full_plans.get(run)
         if hit is None:
-            rt = self.run_text(run, Treatment())
-            # the run's messages' level-0 pieces become spans of its text (one copy)
-            self.source.back(rt.text, 0, [p for k in run for p in self.units[k].positions])
+            # the lossless text of a run is its messages' pieces joined: the planners of
+            # one call that image the same steps as the same units share it (one join of
+            # up to 100M chars, one string: its layout and factsheet are found by it)
+            units = self.units
+            key = (run, tuple(units[k].start for k in run), units[run[-1]].end)
+            rt = self._full_texts.get(key)
+            if rt is None:
+                rt = self._full_texts[key] = self.run_text(run, Treatment())
+                # the run's messages' level-0 pieces become spans of its text (one copy)
+                self.source.back(rt.text, 0, [p for k in run for p in units[k].positions])
             hit = (rt, self._plan(rt.text))
             self._full_plans[run] = hit
         return hit
