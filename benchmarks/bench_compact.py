@@ -18,7 +18,9 @@ small compact, then times ``compact(h, budget=16000)``. It reports:
   SENDS (``result.pages``: the texts the snapshot rung rendered for them, noted during
   the compact, rendered again with the same options and timed), the honest reading;
   ``--whole-source`` also renders the snapshot's whole retained source (every word,
-  thousands of pages at 10^5: last round's comparison, which flatters the compact).
+  thousands of pages at 10^5: last round's comparison, which flatters the compact);
+  ``--floor`` times the least any compactor that reads its input spends (a ledger row
+  per message, one search of each tool result), to set beside 10x that render.
 
 ``--real DIR`` compacts every session there at half
 its estimate (one process per tree; per-session milliseconds, median/p90/max).
@@ -110,6 +112,40 @@ if whole:  # the snapshot's whole retained source, every word (last round's comp
     out["whole_pages"] = sum(len(_render(s, reflow=True, collapse=True).pages) for s in sources)
     out["whole_s"] = time.process_time() - t0
 print(json.dumps(out))
+"""
+)
+
+FLOOR = (
+    SYNTH
+    + r"""
+import json, re, sys, time
+# the least a compactor that reads its input must spend (issue 22's 10x bound at scale):
+# one pass over the messages building a ledger row each, and one search of each tool
+# result for a notable event (SPEC §5.8); no parsing, pricing, planning or rendering
+msgs = synth(int(sys.argv[1]))["messages"]
+t0 = time.process_time()
+rows = []
+for i, m in enumerate(msgs):
+    c = m["content"]
+    if isinstance(c, str):
+        rows.append((i, m["role"], len(c)))
+        continue
+    k = 0
+    for b in c:
+        ty = b["type"]
+        if ty == "text":
+            k += len(b["text"])
+        elif ty == "tool_result":
+            k += len(b["content"])
+        elif ty == "tool_use":
+            k += len(b["input"]["cmd"])
+    rows.append((i, m["role"], k))
+t1 = time.process_time()
+notable = re.compile(r"error|traceback|fail", re.I)
+hits = sum(1 for m in msgs if isinstance(m["content"], list) for b in m["content"]
+           if b["type"] == "tool_result" and notable.search(b["content"]))
+t2 = time.process_time()
+print(json.dumps({"rows_s": t1 - t0, "search_s": t2 - t1}))
 """
 )
 
@@ -342,6 +378,11 @@ def main(argv: list[str] | None = None) -> int:
         help="with --real: leave the loaded sessions in the collector's generations",
     )
     ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time the least any compactor that reads its input spends on the same history",
+    )
+    ap.add_argument(
         "--per-page",
         action="store_true",
         help="with --real: each session's compact against the render of the pages it sends",
@@ -367,6 +408,13 @@ def main(argv: list[str] | None = None) -> int:
                 got[name].append(run(tree, CHILD, str(n), str(args.budget), *whole))
             if args.omp is not None:
                 omp.append(run_omp(args.omp.resolve(), n))
+        if args.floor:
+            fl = run(here, FLOOR, str(n))
+            f_ms = (fl["rows_s"] + fl["search_s"]) * 1000
+            print(
+                f"n={n:>7,}    floor: a ledger row per message {fl['rows_s'] * 1000:.0f} ms + one "
+                f"search of each tool result {fl['search_s'] * 1000:.0f} ms = {f_ms:.0f} ms"
+            )
         for name, rows in got.items():
             c = statistics.median(r["compact_s"] for r in rows)
             sent = statistics.median(r["sent_s"] for r in rows)
