@@ -62,6 +62,7 @@ from glyphfold.compaction.history.model import History, Text, ToolCall, ToolResu
 from glyphfold.compaction.history.steps import split_regions
 from glyphfold.compaction.history.tokens import token_costs
 from glyphfold.compaction.ladder.api import compact, recover
+from glyphfold.compaction.ladder.rungs.snapshot.price import lower_bound
 from glyphfold.errors import ContextOverflowError, GlyphfoldError
 
 KINDS = ("path", "symbol", "error", "id_digits", "hex", "number_unit", "command")
@@ -486,14 +487,7 @@ def fact_ceiling(
             )
             return p.complete and p.image_tokens <= room
 
-        lo, hi = 0, len(text)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if fits(mid):
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
+        return lower_bound(0, len(text), fits)
 
     def covered(text: str) -> int:
         t = _norm(text)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 
 import pytest
+from test_plan_pricing import _synth
 
 import glyphfold
 from glyphfold.compaction.ladder.gc_pause import gc_paused, model_free
@@ -106,48 +107,11 @@ def test_gc_paused_and_model_free(gc_on):
     assert not model_free([_Probe(), _Probe(model_free=False)])
 
 
-def _words_history(n: int) -> dict:
-    """``n`` messages of ~1,000 chars of varied words (the planner's lossy search runs)."""
-    import random
-
-    rnd = random.Random(0)
-    words = [
-        "the",
-        "of",
-        "and",
-        "to",
-        "in",
-        "is",
-        "for",
-        "on",
-        "with",
-        "file",
-        "error",
-        "def",
-        "return",
-        "import",
-        "class",
-    ]
-
-    def txt(k: int) -> str:
-        s = " ".join(rnd.choice(words) for _ in range(k // 4))
-        return "\n".join(s[i : i + 80] for i in range(0, len(s), 80))
-
-    msgs: list[dict] = [{"role": "user", "content": txt(1000)}]
-    for i in range(n // 2):
-        call = {"type": "tool_use", "id": f"c{i}", "name": "bash", "input": {"cmd": txt(500)}}
-        msgs.append({"role": "assistant", "content": [{"type": "text", "text": txt(500)}, call]})
-        result = {"type": "tool_result", "tool_use_id": f"c{i}", "content": txt(1000)}
-        msgs.append({"role": "user", "content": [result]})
-    msgs.append({"role": "user", "content": "continue"})
-    return {"system": "You are an agent.", "messages": msgs}
-
-
 def test_a_compaction_leaves_no_garbage_cycles(gc_on):
     """Everything a compaction makes is freed by reference counting when it returns:
     a cycle (the planner and its prices were one) keeps 10^6 objects of a 10^5-message
     compact alive until the collector finds them, and compact pauses the collector."""
-    h = _words_history(300)
+    h = _synth(300)  # ~1,000 chars of varied words a message: the lossy search runs
     glyphfold.compact(h, budget=4000)  # warm: imports and caches are not garbage
     gc.collect()
     gc.disable()
