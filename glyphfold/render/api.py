@@ -15,7 +15,7 @@ from glyphfold.checks import check_int
 from glyphfold.errors import InputError
 from glyphfold.fonts.resolve import install_hint, pip_hint
 from glyphfold.render import backend
-from glyphfold.render.config import page_size, resolve_setup
+from glyphfold.render.config import Setup, page_size, resolve_setup
 from glyphfold.render.encode import DEFAULT_LEVEL, row_bytes
 from glyphfold.render.ink import InkSpans, ink_levels
 from glyphfold.render.layout import Layout, TextFeed
@@ -177,10 +177,15 @@ def plan_text(
         starts.append(pl.span[0])
         tokens.append(cost)
         sizes.append((w, h))
+    return TextPlan(tuple(starts), tuple(tokens), tuple(sizes), max_png_bytes(setup), complete)
+
+
+def max_png_bytes(setup: Setup) -> int:
+    """A bound of one encoded page of ``setup`` (a :class:`TextPlan`'s ``max_png_bytes``):
+    the uncompressed size of a full page bounds its PNG (deflate never loses much on
+    glyph pages)."""
     full_w, full_h = page_size(setup, setup.config.rows)
-    # uncompressed size bounds the PNG (deflate never loses much on glyph pages)
-    nbytes = full_h * (1 + row_bytes(full_w, setup.bits)) + 1024
-    return TextPlan(tuple(starts), tuple(tokens), tuple(sizes), nbytes, complete)
+    return full_h * (1 + row_bytes(full_w, setup.bits)) + 1024
 
 
 def _ink_bits(

@@ -158,6 +158,28 @@ def to_codepoints(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+# ASCII control characters other than tab and the line breaks: dropped by rule
+_ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def least_cells(text: str) -> int:
+    """The fewest cells ``text`` takes on a page, found without a layout.
+
+    Its printable ASCII characters (``!`` to ``~``): each is narrow and never dropped
+    by rule, so each takes a cell; spaces, tabs and line breaks may fold (collapse,
+    reflow) and the other characters may be dropped, so they count for nothing. A
+    text holding an escape counts 0 (an ANSI sequence drops the ASCII characters it
+    holds). A layout of ``text`` has at least ``ceil(least_cells(text) / cols)`` rows
+    (the snapshot planner prices a choice that cannot fit without laying it out)."""
+    s = text if text.isascii() else text.encode("ascii", "ignore").decode("ascii")
+    if "\x1b" in s:
+        return 0
+    n = len(s) - s.count(" ") - s.count("\n") - s.count("\t") - s.count("\r")
+    if _ASCII_CONTROL.search(s) is not None:
+        n -= len(_ASCII_CONTROL.findall(s))
+    return n
+
+
 def escape_bytes(cps: np.ndarray) -> set[int]:
     """Offsets of the characters that ANSI escape sequences consume (ESC included)."""
     inside: set[int] = set()

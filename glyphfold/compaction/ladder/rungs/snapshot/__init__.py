@@ -65,6 +65,7 @@ from glyphfold.compaction.ladder.rungs.snapshot.source import Source, cut_marker
 from glyphfold.compaction.ladder.summarizers import check_focus
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
+from glyphfold.render.layout import least_cells
 from glyphfold.render.profiles import Profile
 
 __all__ = ["SNAPSHOT_VERSION", "Renderer", "Snapshot", "SnapshotConfig"]
@@ -170,13 +171,17 @@ class _Memo:
     # each text's identifiers, read once whatever the caps (a run text recurs under the
     # caps of several choices: the room the head and tail leave differs per tail)
     scans: FactScans = dataclasses.field(default_factory=FactScans)
-    # the page geometry of each shape (the page cap's bytes per page), laid out once
-    geometry: dict[str | None, Any] = dataclasses.field(default_factory=dict)
+    # the page geometry of each shape: a page's PNG bytes bound, the price floor (_geometry)
+    geometry: dict[str | None, tuple[int, Callable[[int], int]]] = dataclasses.field(
+        default_factory=dict
+    )
     # each imaged unit's level-0 text length, by its message range (Planner's lengths)
     lengths: dict[tuple[int, int], int] = dataclasses.field(default_factory=dict)
     # each whole run's lossless text (Planner's full_texts): the reading aids' choices
     # image the same steps as the same units (issue 20's bare check, issue 22)
     full_texts: dict[Any, Any] = dataclasses.field(default_factory=dict)
+    # each imaged unit's fewest cells, by its message range (Planner's cell_counts)
+    cells: dict[tuple[int, int], int] = dataclasses.field(default_factory=dict)
     # renders by shape and text: a fit round that builds a run's text again reuses it
     renders: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
@@ -371,15 +376,42 @@ class Snapshot:
             # pages per request: frozen blocks' pages count (SPEC §5.10)
             cap = min(cap, self.config.max_pages - facts.sent(kept))
         shape = self.shape_ladder(profile)[-1]
-        geometry = memo.geometry
-        plan = geometry.get(shape)
-        if plan is None:  # the page geometry: a layout of one character, once per call
-            plan = geometry[shape] = self._planner_plan("x", profile, shape)
-        page_b64 = plan.max_png_bytes * 4 // 3 + 64
+        page_b64 = self._geometry(profile, shape, memo)[0] * 4 // 3 + 64
         # request bytes of what stays: text plus inline images (base64), a close bound
         other = facts.request_bytes(kept)
         room: int = (profile.max_request_bytes - other) // page_b64
         return max(0, min(cap, room))
+
+    def _geometry(
+        self, profile: Any, shape: str | None, memo: _Memo
+    ) -> tuple[int, Callable[[int], int]]:
+        """The pages of ``shape``, from the renderer's own geometry (once per shape and
+        call, no layout): a bound of one page's PNG bytes, and the price floor: cells
+        -> the least image tokens of pages that hold that many. Rows hold ``cols``
+        cells each and a page ``rows`` rows; every page before the last has at least
+        ``rows - 1`` of them (a row of wide glyphs may move to the next page, never
+        more) and the last at least one, and a page's price never falls as it grows."""
+        hit = memo.geometry.get(shape)
+        if hit is None:
+            from glyphfold.render.api import max_png_bytes
+            from glyphfold.render.config import page_size, resolve_setup
+            from glyphfold.render.options import options_of
+
+            setup = resolve_setup(options_of(None, profile=profile, **self._options("", shape)))
+            cfg = setup.config
+            cols, rows = cfg.cols, cfg.rows
+            one = setup.profile.cost(*page_size(setup, 1))
+            full = setup.profile.cost(*page_size(setup, max(1, rows - 1)))
+
+            def floor(cells: int) -> int:
+                if cells <= 0:
+                    return 0
+                n_rows = -(-cells // cols)
+                pages = -(-n_rows // rows)
+                return (pages - 1) * full + one
+
+            hit = memo.geometry[shape] = (max_png_bytes(setup), floor)
+        return hit
 
     def _planner_plan(
         self, text: str, profile: Any, shape: str | None = None, limit: int | None = None
@@ -530,6 +562,9 @@ class Snapshot:
             lengths=memo.lengths,
             full_texts=memo.full_texts,
             overhead_ceiling=self._overhead_ceiling(sheet),
+            cells=least_cells,
+            pages_floor=self._geometry(profile, shape, memo)[1],
+            cell_counts=memo.cells,
         )
         inp = BuildInput(
             history=history,

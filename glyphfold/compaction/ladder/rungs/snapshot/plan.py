@@ -111,6 +111,8 @@ class Plan:
 _NONE = Treatment()  # nothing shortened (read only)
 # a run and a set of dropped units at least this long are read with arrays (run_text)
 _VECTOR_MIN = 64
+# a middle of at most this many units is priced by a floor before any layout (_floors)
+_FLOOR_UNITS = 4096
 
 
 class Planner:
@@ -131,6 +133,9 @@ class Planner:
         lengths: dict[tuple[int, int], int] | None = None,
         full_texts: dict[Any, RunText] | None = None,
         overhead_ceiling: Callable[[str], int] | None = None,
+        cells: Callable[[str], int] | None = None,
+        pages_floor: Callable[[int], int] | None = None,
+        cell_counts: dict[tuple[int, int], int] | None = None,
     ) -> None:
         self.units = list(units)
         self.source = source
@@ -184,6 +189,14 @@ class Planner:
         # Source position -> its estimated length change per level (MovePrices)
         self.move_changes: dict[int, list[int]] = {}
         self._widest_c: int | None = None
+        # a price floor known without a layout: text -> the fewest cells it takes, cells
+        # -> the least image tokens of pages holding them (None: every price laid out)
+        self._cells = cells
+        self._pages_floor = pages_floor
+        # imaged unit (start, end) -> its level-0 text's fewest cells (shared like lengths)
+        self._cell_counts: dict[tuple[int, int], int] = {} if cell_counts is None else cell_counts
+        self._lb: list[int] | None = None
+        self._lb_least = 0  # the least floor over the prefixes a lossless plan may image
         self.full_runs = self.runs_of(len(self.units))
         self._run_of = {k: r for r in self.full_runs for k in r}  # unit -> its whole run
 
@@ -467,6 +480,37 @@ class Planner:
                 pages += k + 1 if past else k
         return pages
 
+    def _price_floors(self) -> list[int]:
+        """For each imaged prefix ``c`` (index ``c``), a floor of ``lossless_tokens(c)``
+        known without a layout: the text that stays, and for each run of the prefix the
+        least price of pages holding its units' printable characters (no factsheet, no
+        guide). Empty when not known (no floor given, or a middle of more than
+        ``_FLOOR_UNITS`` units: one pass per planner, cheap next to a layout only there).
+        A choice whose floor is over the target at every prefix cannot fit losslessly:
+        it is ruled out without laying its text out (issue 22: most of a compaction's
+        layouts priced choices that fail)."""
+        if self._lb is None:
+            self._lb = []
+            floor, cells = self._pages_floor, self._cells
+            if floor is None or cells is None or len(self.units) > _FLOOR_UNITS:
+                return self._lb
+            out = [0]
+            done = cur = 0  # floors of the runs closed before c; the open run's cells
+            known = self._cell_counts
+            for c, u in enumerate(self.units, 1):
+                if u.kept:
+                    done += floor(cur)
+                    cur = 0
+                elif u.positions:
+                    n = known.get((u.start, u.end))
+                    if n is None:
+                        n = known[(u.start, u.end)] = sum(map(cells, self._pieces0(u.index)))
+                    cur += n
+                out.append(self.fixed + self._after[c] + self._kept_before[c] + done + floor(cur))
+            self._lb = out
+            self._lb_least = min(out[self._least :], default=0)
+        return self._lb
+
     def lossless_tokens(self, c: int, *, bound: int = 0) -> tuple[int, int]:
         """(estimated tokens, pages) when units [0, c) are imaged at level 0 (``bound``
         -1 / 1: with each run's overhead floor / ceiling, a lower / upper bound of the
@@ -483,7 +527,10 @@ class Planner:
 
     def _lossless_fits(self, c: int) -> bool:
         """``_fits(*lossless_tokens(c))``, the factsheets read only when the bounds do
-        not decide."""
+        not decide, and nothing laid out when the floor without a layout does."""
+        floors = self._price_floors()
+        if floors and floors[c] > self.target:
+            return False
         return self._decide(lambda bound: self.lossless_tokens(c, bound=bound))
 
     def _span_pages(self, whole: tuple[int, ...], run: tuple[int, ...]) -> tuple[int, int]:
@@ -617,6 +664,8 @@ class Planner:
             # the units kept as text and the head and tail alone exceed the target: every
             # prefix's price counts them (lossless_tokens), so none fits; no layout needed
             return None
+        if self._price_floors() and self._lb_least > self.target:
+            return None  # no prefix fits even at its floor: no layout needed either
         hi = self._widest()  # more imaging saves tokens, up to what the page cap allows
         if hi < self._least or not self._lossless_fits(hi):
             return None
