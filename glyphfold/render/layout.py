@@ -158,8 +158,8 @@ def to_codepoints(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-# ASCII control characters other than tab and the line breaks: dropped by rule
-_ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# every byte but the printable ASCII characters (``!`` to ``~``)
+_NOT_PRINTABLE = bytes(range(0x21)) + b"\x7f"
 
 
 def least_cells(text: str) -> int:
@@ -171,13 +171,10 @@ def least_cells(text: str) -> int:
     text holding an escape counts 0 (an ANSI sequence drops the ASCII characters it
     holds). A layout of ``text`` has at least ``ceil(least_cells(text) / cols)`` rows
     (the snapshot planner prices a choice that cannot fit without laying it out)."""
-    s = text if text.isascii() else text.encode("ascii", "ignore").decode("ascii")
-    if "\x1b" in s:
+    ascii_bytes = text.encode("ascii", "ignore")
+    if b"\x1b" in ascii_bytes:
         return 0
-    n = len(s) - s.count(" ") - s.count("\n") - s.count("\t") - s.count("\r")
-    if _ASCII_CONTROL.search(s) is not None:
-        n -= len(_ASCII_CONTROL.findall(s))
-    return n
+    return len(ascii_bytes.translate(None, _NOT_PRINTABLE))
 
 
 def escape_bytes(cps: np.ndarray) -> set[int]:
