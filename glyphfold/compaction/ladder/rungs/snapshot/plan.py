@@ -25,6 +25,9 @@ Each run's level-0 text is laid out once (up to the page cap + 1); the shortenin
 candidates are estimated by sums (:mod:`.price`) and only the boundary between what
 fits and what does not is laid out, so the search makes a few small layouts per call
 whatever the history size, and chooses what an exact binary search would (issue 22).
+Before any layout, a choice is priced at a floor (the text that stays, and pages that
+hold no more than its runs' printable characters): a choice, or a prefix, whose floor
+is over the target is ruled out without laying anything out (:meth:`Planner._price_floors`).
 """
 
 from __future__ import annotations
@@ -111,7 +114,8 @@ class Plan:
 _NONE = Treatment()  # nothing shortened (read only)
 # a run and a set of dropped units at least this long are read with arrays (run_text)
 _VECTOR_MIN = 64
-# a middle of at most this many units is priced by a floor before any layout (_floors)
+# a middle of at most this many units is priced by a floor before any layout
+# (_price_floors: one pass per planner, measured to pay for itself on real sessions)
 _FLOOR_UNITS = 4096
 
 
