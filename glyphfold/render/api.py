@@ -156,7 +156,16 @@ def plan_text(
     if max_tokens is not None:
         check_int("max_tokens (or None)", max_tokens, minimum=0, error=InputError)
     o = dataclasses.replace(o, bits=_ink_bits(o.ink, len(text), o.bits)[1])
-    setup = resolve_setup(o)
+    return plan_resolved(text, resolve_setup(o), max_pages=max_pages, max_tokens=max_tokens)
+
+
+def plan_resolved(
+    text: str, setup: Setup, *, max_pages: int | None = None, max_tokens: int | None = None
+) -> TextPlan:
+    """:func:`plan_text` with its options already resolved (``config.resolve_setup`` of
+    them, the bit depth their ink implies included): a caller that plans many texts with
+    the same options (the snapshot planner, dozens of candidate texts per compaction)
+    resolves them once. No argument is checked again here."""
     starts: list[int] = []
     tokens: list[int] = []
     sizes: list[tuple[int, int]] = []

@@ -107,17 +107,17 @@ def test_the_floor_changes_no_choice_and_saves_layouts(monkeypatch):
     from glyphfold.compaction.history.tokens import estimate_history_tokens
     from glyphfold.compaction.ladder.rungs.snapshot import plan as plan_mod
 
-    real = render_api.plan_text
+    real = render_api.plan_resolved
     counted: list[int] = []
 
-    def counting(text: str, **kw: object) -> render_api.TextPlan:
+    def counting(text: str, setup: object, **kw: object) -> render_api.TextPlan:
         counted.append(len(text))
-        return real(text, **kw)  # type: ignore[arg-type]
+        return real(text, setup, **kw)  # type: ignore[arg-type]
 
     def run(history: dict, budget: int, floor: bool) -> tuple[object, int]:
         if not floor:
             monkeypatch.setattr(plan_mod, "_FLOOR_UNITS", -1)
-        monkeypatch.setattr(render_api, "plan_text", counting)
+        monkeypatch.setattr(render_api, "plan_resolved", counting)
         counted.clear()
         try:
             result = glyphfold.compact(history, budget=budget)

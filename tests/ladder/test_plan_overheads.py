@@ -97,20 +97,32 @@ def _history(n: int) -> dict:
 
 
 @pytest.mark.parametrize("budget", [2500, 6000])
-def test_the_page_geometry_is_laid_out_once_per_shape_per_call(monkeypatch, budget):
+def test_the_page_geometry_needs_no_layout(monkeypatch, budget):
+    """The page cap's bytes per page and the price floor come from the renderer's setup
+    (resolved once per shape and call), not from a layout of a character."""
+    from glyphfold.render import config
+
     calls: list[str] = []
-    real = render_api.plan_text
+    resolved: list[object] = []
+    real = render_api.plan_resolved
+    real_setup = config.resolve_setup
 
-    def counting(text: str, **kw: object) -> render_api.TextPlan:
+    def counting(text: str, setup: object, **kw: object) -> render_api.TextPlan:
         calls.append(text)
-        return real(text, **kw)  # type: ignore[arg-type]
+        return real(text, setup, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(render_api, "plan_text", counting)
+    def resolving(*args: object, **kw: object) -> object:
+        resolved.append(args)
+        return real_setup(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render_api, "plan_resolved", counting)
+    monkeypatch.setattr(config, "resolve_setup", resolving)
     result = glyphfold.compact(_history(60), budget=budget)
     monkeypatch.undo()
     assert any(e.rung == "snapshot" for e in result.ledger)
     assert len(calls) > 3  # several choices were planned
-    assert calls.count("x") <= 2  # the shape ladder has at most two shapes here
+    assert "x" not in calls  # no layout of a character for the geometry
+    assert len(resolved) <= 2  # the options of each shape resolved once per call
 
 
 def _text_planner(target: int, read: list[str]) -> Planner:

@@ -73,16 +73,17 @@ def _synth(n: int, seed: int = 0) -> dict:
 
 
 def _layouts(monkeypatch: pytest.MonkeyPatch, history: dict, budget: int) -> list[int]:
-    """The pages each plan_text call laid out during one compact call."""
+    """The pages each layout (``plan_resolved``: plan_text's and the planner's) laid out
+    during one compact call."""
     pages: list[int] = []
-    real = render_api.plan_text
+    real = render_api.plan_resolved
 
-    def counting(text: str, **kw: object) -> render_api.TextPlan:
-        plan = real(text, **kw)  # type: ignore[arg-type]
+    def counting(text: str, setup: object, **kw: object) -> render_api.TextPlan:
+        plan = real(text, setup, **kw)  # type: ignore[arg-type]
         pages.append(len(plan.page_tokens))
         return plan
 
-    monkeypatch.setattr(render_api, "plan_text", counting)
+    monkeypatch.setattr(render_api, "plan_resolved", counting)
     result = glyphfold.compact(history, budget=budget)
     monkeypatch.undo()
     assert result.fits

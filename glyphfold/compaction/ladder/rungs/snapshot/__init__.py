@@ -182,6 +182,8 @@ class _Memo:
     full_texts: dict[Any, Any] = dataclasses.field(default_factory=dict)
     # each imaged unit's fewest cells, by its message range (Planner's cell_counts)
     cells: dict[tuple[int, int], int] = dataclasses.field(default_factory=dict)
+    # the resolved render options of each shape (_setup_of), once per call
+    setups: dict[str | None, Any] = dataclasses.field(default_factory=dict)
     # renders by shape and text: a fit round that builds a run's text again reuses it
     renders: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
@@ -394,10 +396,9 @@ class Snapshot:
         hit = memo.geometry.get(shape)
         if hit is None:
             from glyphfold.render.api import max_png_bytes
-            from glyphfold.render.config import page_size, resolve_setup
-            from glyphfold.render.options import options_of
+            from glyphfold.render.config import page_size
 
-            setup = resolve_setup(options_of(None, profile=profile, **self._options("", shape)))
+            setup = self._setup_of(profile, shape, memo)
             cfg = setup.config
             cols, rows = cfg.cols, cfg.rows
             one = setup.profile.cost(*page_size(setup, 1))
@@ -419,6 +420,18 @@ class Snapshot:
         from glyphfold.render.api import plan_text
 
         return plan_text(text, profile=profile, max_pages=limit, **self._options(text, shape))
+
+    def _setup_of(self, profile: Any, shape: str | None, memo: _Memo) -> Any:
+        """The resolved render options of ``shape``'s pages for a text without light ink
+        (its geometry, and every plan when ``tool_ink`` is unset), once per call."""
+        hit = memo.setups.get(shape)
+        if hit is None:
+            from glyphfold.render.config import resolve_setup
+            from glyphfold.render.options import options_of
+
+            o = options_of(None, profile=profile, **self._options("", shape))
+            hit = memo.setups[shape] = resolve_setup(o)
+        return hit
 
     def _factsheet(self, room: int) -> FactsheetConfig:
         """The factsheet caps when the middle has ``room`` tokens (``factsheet_share``)."""
@@ -491,12 +504,20 @@ class Snapshot:
     ) -> Callable[[str], Any]:
         """Text -> its TextPlan in ``shape``, each text laid out once per rung call, up
         to ``limit`` pages (a text with more cannot be imaged whole: its plan says so)."""
+        from glyphfold.render.api import plan_resolved
+
         plans = memo.plans.setdefault((shape, limit), {})
+        # light ink sets the bit depth per text: those plans resolve their own options
+        setup = None if self.config.tool_ink is not None else self._setup_of(profile, shape, memo)
 
         def plan(text: str) -> Any:
             hit = plans.get(text)
             if hit is None:
-                hit = plans[text] = self._planner_plan(text, profile, shape, limit)
+                if setup is None:
+                    hit = self._planner_plan(text, profile, shape, limit)
+                else:  # the options resolved once: plan_text's own steps, fewer checks
+                    hit = plan_resolved(text, setup, max_pages=limit)
+                plans[text] = hit
             return hit
 
         return plan
