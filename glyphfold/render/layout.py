@@ -580,6 +580,11 @@ class Layout:
             page = self._page(buf, grid, int(used), row_start[:used], (start, end), src, first)
             self.laid_out = page.span[1]
             yield page
+            if not more and end >= n:
+                # every code point is placed (the kernel ends a page on the dropped ones
+                # left): another call would lay out nothing, as the branch above finds
+                self.laid_out = buf.end
+                return
             first = False
             start = end
 
