@@ -707,17 +707,20 @@ def collapse_whitespace(cps, reflow, tab_size, out, orig):
 
 
 @kernel
-def mark_seen(cps, seen):
-    """Set ``seen[c]`` to 1 for every code point ``c`` of ``cps``; return how many were new.
+def mark_seen(cps, seen, out):
+    """Set ``seen[c]`` to 1 for every code point ``c`` of ``cps``, each new one also put
+    in ``out`` in order of first sight; return how many were new.
 
     One pass over a layout chunk (``seen`` holds a byte per code point): its distinct
-    code points are then ``flatnonzero(seen)``, and the class and atlas checks run on
-    those few instead of gathering over every character of the chunk.
+    code points are then ``out[:new]`` (sorted by the caller: a few hundred, where a scan
+    of ``seen`` reads a byte per code point up to the largest, 128k for an emoji), and
+    the class and atlas checks run on those few instead of every character of the chunk.
     """
     new = 0
     for i in range(cps.shape[0]):
         c = cps[i]
         if seen[c] == 0:
             seen[c] = 1
+            out[new] = c
             new += 1
     return new

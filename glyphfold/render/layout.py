@@ -471,9 +471,11 @@ class Layout:
         # a byte per code point up to the chunk's largest: 128 bytes for ASCII text, not
         # the whole class table's 1.1 MB to zero and scan per chunk (the snapshot planner
         # lays out dozens of texts per compact)
-        seen = np.zeros(int(cps.max()) + 1, dtype=np.uint8)
-        backend.kernels().mark_seen(cps, seen)
-        return np.flatnonzero(seen).astype(np.uint32)
+        top = int(cps.max()) + 1
+        seen = np.zeros(top, dtype=np.uint8)
+        out = np.empty(min(top, int(cps.shape[0])), dtype=np.uint32)
+        new = backend.kernels().mark_seen(cps, seen, out)
+        return np.sort(out[:new])
 
     def _chunks(self) -> Iterator[_Chunk]:
         feed = self._source if isinstance(self._source, TextFeed) else None

@@ -164,8 +164,12 @@ def test_distinct_code_points_match_naive(cps):
     # read-only, as every code point array reaching the kernels (one specialisation)
     arr = frozen(np.array(cps, dtype=np.uint32))
     seen = np.zeros(0x110000, dtype=np.uint8)
-    assert K.mark_seen(arr, seen) == len(set(cps))
+    out = np.empty(max(1, len(cps)), dtype=np.uint32)
+    new = K.mark_seen(arr, seen, out)
+    assert new == len(set(cps))
     assert np.flatnonzero(seen).tolist() == naive_distinct(cps)
+    assert sorted(out[:new].tolist()) == naive_distinct(cps)  # each once, first sight first
+    assert out[:new].tolist() == list(dict.fromkeys(cps))
     for kernels in (True, False):
         lay = Layout("x", LayoutConfig(cols=16, rows=2), kernels=kernels)
         big = frozen(np.tile(arr, 5)) if arr.shape[0] else arr  # past the small-array path
