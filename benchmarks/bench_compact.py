@@ -151,16 +151,22 @@ hits = sum(1 for m in msgs if isinstance(m["content"], list) for b in m["content
            if b["type"] == "tool_result" and notable.search(b["content"]))
 t2 = time.process_time()
 k = 0
+results = []  # one pass over the messages: a count each, the tool results gathered
 for m in msgs:
     c = m["content"]
-    k += len(c) if isinstance(c, str) else len(c)
-results = [b["content"] for m in msgs if isinstance(m["content"], list) for b in m["content"]
-           if b["type"] == "tool_result"]
+    if isinstance(c, str):
+        k += len(c)
+        continue
+    k += len(c)
+    for b in c:
+        if b["type"] == "tool_result":
+            results.append(b["content"])
 found = sum(1 for s in results if "error" in s or "Traceback" in s)
 seen = len({hash(s) for s in results})
-whole = len("\n".join(results))
 t3 = time.process_time()
-print(json.dumps({"rows_s": t1 - t0, "search_s": t2 - t1, "lean_s": t3 - t2}))
+whole = len("\n".join(results))
+t4 = time.process_time()
+print(json.dumps({"rows_s": t1 - t0, "search_s": t2 - t1, "lean_s": t4 - t2, "join_s": t4 - t3}))
 """
 )
 
@@ -426,11 +432,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.floor:
             fl = run(here, FLOOR, str(n))
             f_ms = (fl["rows_s"] + fl["search_s"]) * 1000
+            lean, join = fl["lean_s"] * 1000, fl["join_s"] * 1000
             print(
                 f"n={n:>7,}    a reading pass: a ledger row per message {fl['rows_s'] * 1000:.0f}"
                 f" ms + one regex search of each tool result {fl['search_s'] * 1000:.0f} ms = "
                 f"{f_ms:.0f} ms; the lean pass (a count per message, a literal search, a hash "
-                f"and a join of the results) {fl['lean_s'] * 1000:.0f} ms"
+                f"and a join of the results) {lean:.0f} ms, {join:.0f} ms of it the join"
+            )
+            sent_ms = statistics.median(r["sent_s"] for r in got["this"]) * 1000
+            left = 10 * sent_ms - (lean - join) - sent_ms
+            print(
+                f"n={n:>7,}    10x the render of the pages it sends {10 * sent_ms:.0f} ms, less "
+                f"the lean pass without its join and that render itself: {left:.0f} ms left for "
+                f"everything else ({left * 1e6 / n:.0f} ns a message)"
             )
         for name, rows in got.items():
             c = statistics.median(r["compact_s"] for r in rows)
