@@ -65,6 +65,7 @@ from glyphfold.compaction.ladder.rungs.snapshot.source import Source, cut_marker
 from glyphfold.compaction.ladder.summarizers import check_focus
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
+from glyphfold.render.config import Setup
 from glyphfold.render.layout import least_cells
 from glyphfold.render.profiles import Profile
 
@@ -183,7 +184,7 @@ class _Memo:
     # each imaged unit's fewest cells, by its message range (Planner's cell_counts)
     cells: dict[tuple[int, int], int] = dataclasses.field(default_factory=dict)
     # the resolved render options of each shape (_setup_of), once per call
-    setups: dict[str | None, Any] = dataclasses.field(default_factory=dict)
+    setups: dict[str | None, Setup] = dataclasses.field(default_factory=dict)
     # renders by shape and text: a fit round that builds a run's text again reuses it
     renders: dict[str | None, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
@@ -421,7 +422,7 @@ class Snapshot:
 
         return plan_text(text, profile=profile, max_pages=limit, **self._options(text, shape))
 
-    def _setup_of(self, profile: Any, shape: str | None, memo: _Memo) -> Any:
+    def _setup_of(self, profile: Any, shape: str | None, memo: _Memo) -> Setup:
         """The resolved render options of ``shape``'s pages for a text without light ink
         (its geometry, and every plan when ``tool_ink`` is unset), once per call."""
         hit = memo.setups.get(shape)
