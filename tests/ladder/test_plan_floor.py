@@ -10,8 +10,6 @@ floor never exceeds the price the layout gives, so the choice made is the same.
 
 from __future__ import annotations
 
-import random
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +23,7 @@ from glyphfold.compaction.ladder.transcript import TranscriptConfig
 from glyphfold.render import codes as K
 from glyphfold.render.layout import classify, least_cells
 from glyphfold.render.profiles import get_profile, profile_names
+from tests.ladder.test_plan_overheads import _history
 
 _VISION = [p for p in profile_names() if get_profile(p).vision]
 
@@ -63,44 +62,6 @@ def test_the_floor_never_exceeds_the_price_of_the_layout(parts, profile, shape, 
     assert floor(least_cells(text)) <= sum(plan.page_tokens)
 
 
-def _history(n: int, seed: int) -> dict:
-    rnd = random.Random(seed)
-    words = ["the", "of", "file", "error", "def", "return", "value", "path", "src/app.py"]
-
-    def txt(k: int) -> str:
-        return " ".join(rnd.choice(words) for _ in range(k // 5))
-
-    msgs: list[dict] = [{"role": "user", "content": txt(600)}]
-    for i in range(n):
-        msgs.append(
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "text", "text": txt(150)},
-                    {
-                        "type": "tool_use",
-                        "id": f"c{i}",
-                        "name": "bash",
-                        "input": {"cmd": f"cat m{i}.py"},
-                    },
-                ],
-            }
-        )
-        body = txt(rnd.choice([200, 900, 3000]))
-        msgs.append(
-            {
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content": body}],
-            }
-        )
-        if i % 6 == 2:  # real user messages in the middle: several choices to try
-            msgs.append({"role": "assistant", "content": "ok"})
-            msgs.append({"role": "user", "content": "and now " + txt(200)})
-    msgs.append({"role": "assistant", "content": "done"})
-    msgs.append({"role": "user", "content": "continue"})
-    return {"system": "You are an agent.", "messages": msgs}
-
-
 def test_the_floor_changes_no_choice_and_saves_layouts(monkeypatch):
     """The same compactions with the floor and without it (the planner then lays every
     choice out): the same messages, pages and ledger; fewer layouts with it."""
@@ -127,7 +88,7 @@ def test_the_floor_changes_no_choice_and_saves_layouts(monkeypatch):
 
     saved = []
     for share in (0.2, 0.4, 0.5, 0.7):
-        history = _history(40, seed=int(share * 100))
+        history = _history(40, seed=int(share * 100), distinct=True)
         budget = int(estimate_history_tokens(history) * share)
         with_floor, laid_with = run(history, budget, True)
         without, laid_without = run(history, budget, False)

@@ -51,8 +51,12 @@ def test_no_lossless_plan_when_the_kept_text_alone_exceeds_the_target():
     assert laid_out
 
 
-def _history(n: int) -> dict:
-    rnd = random.Random(3)
+def _history(n: int, *, seed: int = 3, distinct: bool = False) -> dict:
+    """A synthetic session of ``n`` tool steps with real user messages in its middle;
+    ``distinct``: each step runs another command (``cat m<i>.py``), so no result is
+    superseded and elision leaves them all to the snapshot (otherwise every step runs
+    ``ls``)."""
+    rnd = random.Random(seed)
     words = [
         "the",
         "of",
@@ -78,7 +82,12 @@ def _history(n: int) -> dict:
                 "role": "assistant",
                 "content": [
                     {"type": "text", "text": txt(200)},
-                    {"type": "tool_use", "id": f"c{i}", "name": "bash", "input": {"cmd": "ls"}},
+                    {
+                        "type": "tool_use",
+                        "id": f"c{i}",
+                        "name": "bash",
+                        "input": {"cmd": f"cat m{i}.py" if distinct else "ls"},
+                    },
                 ],
             }
         )
