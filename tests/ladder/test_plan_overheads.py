@@ -109,12 +109,12 @@ def _history(n: int, *, seed: int = 3, distinct: bool = False) -> dict:
 def test_the_page_geometry_needs_no_layout(monkeypatch, budget):
     """The page cap's bytes per page and the price floor come from the renderer's setup
     (resolved once per shape and call), not from a layout of a character."""
-    from glyphfold.render import config
+    from glyphfold.compaction.ladder.rungs import snapshot
 
     calls: list[str] = []
     resolved: list[object] = []
     real = render_api.plan_resolved
-    real_setup = config.resolve_setup
+    real_setup = snapshot.resolve_setup
 
     def counting(text: str, setup: object, **kw: object) -> render_api.TextPlan:
         calls.append(text)
@@ -125,13 +125,13 @@ def test_the_page_geometry_needs_no_layout(monkeypatch, budget):
         return real_setup(*args, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(render_api, "plan_resolved", counting)
-    monkeypatch.setattr(config, "resolve_setup", resolving)
+    monkeypatch.setattr(snapshot, "resolve_setup", resolving)
     result = glyphfold.compact(_history(60), budget=budget)
     monkeypatch.undo()
     assert any(e.rung == "snapshot" for e in result.ledger)
     assert len(calls) > 3  # several choices were planned
     assert "x" not in calls  # no layout of a character for the geometry
-    assert len(resolved) <= 2  # the options of each shape resolved once per call
+    assert 1 <= len(resolved) <= 2  # the options of each shape resolved once per call
 
 
 def _text_planner(target: int, read: list[str]) -> Planner:

@@ -65,8 +65,9 @@ from glyphfold.compaction.ladder.rungs.snapshot.source import Source, cut_marker
 from glyphfold.compaction.ladder.summarizers import check_focus
 from glyphfold.compaction.ladder.transcript import TranscriptConfig, tool_output_spans
 from glyphfold.errors import EncodeError, LayoutError
-from glyphfold.render.config import Setup
+from glyphfold.render.config import Setup, page_size, resolve_setup
 from glyphfold.render.layout import least_cells
+from glyphfold.render.options import options_of
 from glyphfold.render.profiles import Profile
 
 __all__ = ["SNAPSHOT_VERSION", "Renderer", "Snapshot", "SnapshotConfig"]
@@ -397,7 +398,6 @@ class Snapshot:
         hit = memo.geometry.get(shape)
         if hit is None:
             from glyphfold.render.api import max_png_bytes
-            from glyphfold.render.config import page_size
 
             setup = self._setup_of(profile, shape, memo)
             cfg = setup.config
@@ -427,9 +427,6 @@ class Snapshot:
         (its geometry, and every plan when ``tool_ink`` is unset), once per call."""
         hit = memo.setups.get(shape)
         if hit is None:
-            from glyphfold.render.config import resolve_setup
-            from glyphfold.render.options import options_of
-
             o = options_of(None, profile=profile, **self._options("", shape))
             hit = memo.setups[shape] = resolve_setup(o)
         return hit
